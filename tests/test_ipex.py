@@ -1,0 +1,69 @@
+import subprocess
+import sys
+import textwrap
+
+import torch
+
+from vitlab import ipex
+
+
+def test_version_mismatch_is_refused_before_import():
+    why = ipex.check({"ipex": "2.8.0", "torch": "2.9.1", "transformers": "4.57.6"})
+    assert why == "intel-extension-for-pytorch 2.8.0 needs torch 2.8.*, found torch 2.9.1"
+
+
+def test_transformers_5_is_refused():
+    why = ipex.check({"ipex": "2.8.0+cpu", "torch": "2.8.0", "transformers": "5.2.0"})
+    assert "transformers 5.2.0" in why and "<5" in why
+
+
+def test_missing_ipex_is_explained():
+    assert "not installed" in ipex.check({"ipex": None, "torch": "2.14.1", "transformers": "5.0"})
+
+
+def test_matching_versions_pass():
+    assert ipex.check({"ipex": "2.8.0+cpu", "torch": "2.8.0+cu128", "transformers": "4.57.6"}) is None
+
+
+def _run(code: str, pythonpath: str | None = None) -> subprocess.CompletedProcess:
+    env = {"PYTHONPATH": pythonpath} if pythonpath else {}
+    import os
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+def test_an_ipex_that_calls_os_exit_cannot_kill_the_process(tmp_path):
+    # A stand-in with IPEX's real failure mode: versions match, then os._exit(127) at import.
+    major_minor = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    package = tmp_path / "intel_extension_for_pytorch"
+    package.mkdir()
+    (package / "__init__.py").write_text("import os\nos._exit(127)\n")
+    info = tmp_path / f"intel_extension_for_pytorch-{major_minor}.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: intel-extension-for-pytorch\n"
+                                   f"Version: {major_minor}.0\n")
+    result = _run("""
+        from vitlab import ipex
+        print(ipex.status())
+        print("still alive", ipex.available())
+    """, pythonpath=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("IPEX unavailable:")
+    assert lines[-1] == "still alive False"
+
+
+def test_vitlab_imports_and_runs_without_ipex():
+    result = _run("""
+        import sys
+        sys.modules["intel_extension_for_pytorch"] = None  # as if it were not installed
+        import torch, vitlab
+        from vitlab import ipex, optimize
+        print(ipex.status())
+        applied = optimize.ipex_optimize(torch.nn.Linear(4, 4))
+        print(applied.engaged, applied.reason == ipex.status())
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("IPEX unavailable:")
+    assert lines[1] == "False True"

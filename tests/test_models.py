@@ -1,0 +1,64 @@
+import time
+
+import pytest
+import torch
+
+from vitlab import models
+
+
+@pytest.mark.parametrize("name, params, classes", [
+    ("vit-b16-hf", 86_567_656, 1000),
+    ("vit-b16", 86_567_656, 1000),
+    ("vit-ti16", 5_717_416, 1000),
+    ("vit-s16", 22_050_664, 1000),
+    ("swin-t", 28_288_354, 1000),
+    ("vit-32px", 558_474, 10),
+    ("swin-32px", 1_268_356, 10),
+])
+def test_presets_build_with_their_parameter_counts_and_shapes(name, params, classes):
+    model = models.build(name)
+    assert models.parameter_count(model) == params
+    size = model.vitlab_img_size
+    with torch.no_grad():
+        out = model(torch.randn(2, 3, size, size))
+    assert out.shape == (2, classes)  # plain logits, HF models included
+    assert model.vitlab_weights == "random init"
+    assert not model.training
+
+
+def test_unknown_model_names_the_presets():
+    with pytest.raises(KeyError, match="unknown model 'vit-h14'.*vit-b16-hf"):
+        models.build("vit-h14")
+
+
+def test_offline_pretrained_falls_back_fast_and_says_so(capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models.hub_offline_reason.cache_clear()
+    start = time.perf_counter()
+    model = models.build("vit-b16-hf", pretrained=True)
+    assert time.perf_counter() - start < 15  # no 30-second retry stall
+    assert model.vitlab_weights == "random init (offline: HF_HUB_OFFLINE=1)"
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "random weights" in out[0]
+    models.hub_offline_reason.cache_clear()
+
+
+def test_class_names_of_the_hf_model_are_imagenet_names():
+    model = models.build("vit-b16-hf")
+    assert model.hf.config.id2label[285] == "Egyptian cat"
+
+
+@pytest.mark.parametrize("name, expected, tolerance", [
+    ("vit-b16", 17.58, 0.01), ("vit-b16-hf", 17.58, 0.01), ("swin-t", 4.5, 0.02), ("vit-ti16", 1.26, 0.01),
+])
+def test_flops_match_the_published_gmacs(name, expected, tolerance):
+    assert models.gmacs(models.build(name)) == pytest.approx(expected, rel=tolerance)
+
+
+def test_preprocess_gives_the_model_its_input_size():
+    from vitlab.data import cat_image
+    for name in ("vit-ti16-hf", "vit-ti16"):
+        model = models.build(name)
+        x = models.preprocess(model, cat_image())
+        assert x.shape == (1, 3, 224, 224)
+        assert -1.5 < float(x.mean()) < 1.5

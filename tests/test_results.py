@@ -1,0 +1,68 @@
+import json
+import multiprocessing
+import os
+
+import pytest
+import torch
+
+from vitlab import results, timing
+
+
+def _row(variant="eager", **kw):
+    t = timing.Timing([2.0, 4.0, 3.0], first_call_s=1.5, warmup=1)
+    return results.make_row("02_torch_compile", "cpu", "quick", "vit-ti16", variant, 4, timing=t, **kw)
+
+
+def test_row_has_the_design_schema():
+    row = _row(correct={"max_abs_diff": 0.0, "top1_agreement": 1.0}, engaged=False, reason="why")
+    for key in ("notebook", "backend", "device_name", "preset", "model", "variant", "batch", "median_ms",
+                "p90_ms", "throughput", "compile_s", "max_abs_diff", "top1_agreement", "engaged", "reason",
+                "versions", "cpu_isa", "threads", "git_sha", "time", "run_id"):
+        assert key in row, key
+    assert (row["median_ms"], row["compile_s"], row["throughput"]) == (3.0, 1.5, pytest.approx(4000 / 3, rel=1e-3))
+    assert row["versions"]["torch"] and row["backend"] == "cpu" and row["engaged"] is False
+
+
+def test_correctness_against_reference():
+    ref = torch.tensor([[0.0, 1.0], [2.0, 0.0]])
+    c = results.correctness(ref + torch.tensor([[0.5, 0.0], [0.0, 3.0]]), ref)
+    assert c == {"max_abs_diff": 3.0, "top1_agreement": 0.5}
+
+
+def test_append_only_and_load_across_backends(tmp_path):
+    results.append(_row("a"), tmp_path / "cpu.jsonl")
+    results.append(_row("b"), tmp_path / "cpu.jsonl")
+    results.append({**_row("c"), "backend": "cuda"}, tmp_path / "cuda.jsonl")
+    rows = results.load(tmp_path)
+    assert [r["variant"] for r in rows] == ["a", "b", "c"]
+    assert len((tmp_path / "cpu.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_torn_line_loses_nothing_else(tmp_path):
+    path = tmp_path / "cpu.jsonl"
+    results.append(_row("before"), path)
+    with open(path, "a") as f:  # a writer killed mid-line
+        f.write(json.dumps(_row("torn"))[:40])
+    results.append(_row("after"), path)
+    assert [r["variant"] for r in results.load(tmp_path)] == ["before", "after"]
+
+
+def _write_then_die(path):
+    results.append(_row("complete"), path)
+    os._exit(1)  # a crash right after a write
+
+
+def test_a_crashing_writer_leaves_complete_rows(tmp_path):
+    path = tmp_path / "cpu.jsonl"
+    results.append(_row("earlier"), path)
+    proc = multiprocessing.get_context("spawn").Process(target=_write_then_die, args=(path,))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 1
+    assert [r["variant"] for r in results.load(tmp_path)] == ["earlier", "complete"]
+
+
+def test_record_defaults_to_results_dir_by_backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("VITLAB_RESULTS", str(tmp_path))
+    row = results.record("nb", "cpu", "quick", "m", "v", 1)
+    assert (tmp_path / "cpu.jsonl").exists() and results.load()[-1]["run_id"] == row["run_id"]

@@ -1,0 +1,59 @@
+"""The `vitlab` command: env (and, with the pipeline, run and book)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr and exit 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _env(args) -> int:
+    from vitlab import ipex
+    from vitlab.device import BackendError, describe, pick_device
+    try:
+        device = pick_device(args.backend)
+    except BackendError as error:
+        print(f"vitlab env: {error}", file=sys.stderr)
+        return 2
+    info = describe(device)
+    info["ipex"] = ipex.status()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    peak = info["peak_fp32_flops"]
+    print(f"device     {info['device']} ({info['backend']}): {info['device_name']}")
+    print(f"cpu        {info['cpu']}, ISA {info['cpu_isa']}, {info['threads']} threads")
+    print(f"memory     {info['memory_gb']} GB")
+    print(f"bf16       {'native' if info['bf16_native'] else 'emulated (no native bf16)'}")
+    print(f"peak fp32  {'unknown' if peak is None else f'{peak / 1e9:.0f} GFLOP/s'} ({info['peak_basis']})")
+    print(f"torch      {info['versions']['torch']} ({info['torch_build']} build)")
+    print(f"backends   {', '.join(info['available_backends'])}")
+    print("versions   " + ", ".join(f"{k} {v or '-'}" for k, v in info["versions"].items()))
+    print(f"ipex       {info['ipex']}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vitlab.device import CHOICES
+    parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    env = commands.add_parser("env", help="print the hardware/software report")
+    env.add_argument("--backend", default="auto", help=f"one of {', '.join(CHOICES)} (default auto)")
+    env.add_argument("--json", action="store_true", help="print the report as JSON")
+    env.set_defaults(handler=_env)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The IPEX guard: the only module that imports intel_extension_for_pytorch.
+
+IPEX is archived (last release 2.8, built for torch 2.8 only). On a torch mismatch its import
+calls os._exit(127), which kills a Jupyter kernel, and with transformers 5 it raises NameError.
+So we check versions first, and import with exits turned into exceptions.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from functools import lru_cache
+from types import ModuleType
+
+from vitlab.device import versions as installed_versions
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    major, minor = version.split("+")[0].split(".")[:2]
+    return int(major), int(minor)
+
+
+def check(versions: dict[str, str | None]) -> str | None:
+    """Why IPEX cannot be used with these package versions, or None when it can be tried."""
+    ipex, torch_version = versions.get("ipex"), versions.get("torch")
+    if ipex is None:
+        return "intel-extension-for-pytorch is not installed (archived; its last release, 2.8, needs torch 2.8)"
+    if torch_version is None or _major_minor(ipex) != _major_minor(torch_version):
+        return (f"intel-extension-for-pytorch {ipex} needs torch {'.'.join(map(str, _major_minor(ipex)))}.*, "
+                f"found torch {torch_version}")
+    transformers = versions.get("transformers")
+    if transformers is not None and _major_minor(transformers)[0] >= 5:
+        return f"intel-extension-for-pytorch {ipex} fails to import with transformers {transformers} (needs <5)"
+    return None
+
+
+class _ExitAttempt(RuntimeError):
+    pass
+
+
+def _refuse_exit(code=0):
+    raise _ExitAttempt(f"it tried to exit the process (code {code})")
+
+
+def _import_guarded(name: str) -> ModuleType:
+    """Import `name` with os._exit/sys.exit turned into an exception for the duration."""
+    saved = os._exit, sys.exit
+    os._exit = sys.exit = _refuse_exit
+    try:
+        return importlib.import_module(name)
+    finally:
+        os._exit, sys.exit = saved
+
+
+@lru_cache(maxsize=1)
+def _load() -> tuple[ModuleType | None, str]:
+    why = check(installed_versions())
+    if why is None:
+        try:
+            module = _import_guarded("intel_extension_for_pytorch")
+            return module, f"IPEX {module.__version__} loaded"
+        except BaseException as error:  # SystemExit and friends included: IPEX must never kill us
+            why = f"importing it failed: {error.__class__.__name__}: {str(error).splitlines()[0][:160]}"
+    return None, f"IPEX unavailable: {why}"
+
+
+def load() -> ModuleType | None:
+    """The intel_extension_for_pytorch module, or None (then `status()` says why)."""
+    return _load()[0]
+
+
+def status() -> str:
+    """One line: 'IPEX 2.8.0 loaded' or 'IPEX unavailable: <why>'."""
+    return _load()[1]
+
+
+def available() -> bool:
+    """True when IPEX imported cleanly."""
+    return load() is not None
