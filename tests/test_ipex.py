@@ -21,7 +21,13 @@ def test_missing_ipex_is_explained():
     assert "not installed" in ipex.check({"ipex": None, "torch": "2.14.1", "transformers": "5.0"})
 
 
-def test_matching_versions_pass():
+def test_disable_switch_wins(monkeypatch):
+    monkeypatch.setenv("VITLAB_DISABLE_IPEX", "1")
+    assert ipex.check({"ipex": "2.8.0", "torch": "2.8.0", "transformers": "4.57.6"}) == "disabled by VITLAB_DISABLE_IPEX=1"
+
+
+def test_matching_versions_pass(monkeypatch):
+    monkeypatch.delenv("VITLAB_DISABLE_IPEX", raising=False)
     assert ipex.check({"ipex": "2.8.0+cpu", "torch": "2.8.0+cu128", "transformers": "4.57.6"}) is None
 
 

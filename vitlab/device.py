@@ -44,6 +44,16 @@ def pick_device(backend: str = "auto") -> torch.device:
     return torch.device(backend)
 
 
+def notebook_device(backend: str = "auto") -> torch.device:
+    """pick_device for notebooks: an absent backend prints one line and falls back to the best present."""
+    try:
+        return pick_device(backend)
+    except BackendError as error:
+        fallback = pick_device("auto")
+        print(f"{error}; running on {fallback.type} instead")
+        return fallback
+
+
 def backend_name(device: torch.device | str) -> str:
     """The name a reader knows: cpu, cuda, rocm, xpu or mps."""
     kind = torch.device(device).type

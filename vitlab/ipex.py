@@ -22,6 +22,8 @@ def _major_minor(version: str) -> tuple[int, int]:
 
 def check(versions: dict[str, str | None]) -> str | None:
     """Why IPEX cannot be used with these package versions, or None when it can be tried."""
+    if os.environ.get("VITLAB_DISABLE_IPEX", "").lower() in ("1", "true", "yes"):
+        return "disabled by VITLAB_DISABLE_IPEX=1"
     ipex, torch_version = versions.get("ipex"), versions.get("torch")
     if ipex is None:
         return "intel-extension-for-pytorch is not installed (archived; its last release, 2.8, needs torch 2.8)"

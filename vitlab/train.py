@@ -100,14 +100,13 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu") -> nn
     path = weights_path(name, dataset)
     if path.exists():
         load_model(model, str(path))  # safetensors holds tensors only: nothing to unpickle
-        model.vitlab_weights = f"trained on {dataset}: {path}"
+        model.vitlab_weights = f"trained on {dataset} (vitlab.train.DIGITS_RECIPE)"
         return model.eval()
     recipe = DIGITS_RECIPE
     torch.manual_seed(recipe["seed"])
     model = build(name)
     data = classification_data(recipe["img_size"], dataset, recipe["batch_size"], seed=recipe["seed"])
-    print(f"no saved weights at {path}: training {name} on {data.name} ({recipe['epochs']} epochs)")
     fit(model, data, recipe["epochs"], recipe["lr"], recipe["weight_decay"], device, log=False)
     save_weights(model.cpu(), path)
-    model.vitlab_weights = f"trained on {dataset}: {path}"
+    model.vitlab_weights = f"trained on {dataset} (vitlab.train.DIGITS_RECIPE)"
     return model.eval()
