@@ -1,0 +1,217 @@
+"""Data-parallel training with DistributedDataParallel (DDP), started by torchrun.
+
+    torchrun --standalone --nproc_per_node=2 -m vitlab.ddp --steps 5 --batch 32
+
+Every process (rank) builds the same ViT, reads its own shard of the digits set
+(DistributedSampler) and trains a few steps. DDP all-reduces (averages) the gradients during
+backward(), so every rank applies the same update and the parameters stay identical: each rank
+hashes its parameters and rank 0 prints one JSON line comparing them, with images/s per rank.
+
+--fail-rank R --fail-step S kills rank R at step S (SIGKILL) to show that the launch then fails
+fast: torchrun sees the dead worker and stops the others. With --fail-mode hang the rank gets stuck
+instead; init_process_group's timeout (--timeout) then ends the collectives waiting for it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler
+
+# The collective library per device: gloo for CPUs, NCCL for NVIDIA (RCCL on ROCm builds, same
+# name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
+PROCESS_GROUP_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl"}
+SUMMARY_PREFIX = "VITLAB_DDP_SUMMARY "
+
+
+def process_group_backend(device: torch.device | str) -> str:
+    """The torch.distributed backend for `device`: gloo (cpu), nccl (cuda/rocm), xccl (xpu)."""
+    kind = torch.device(device).type
+    if kind not in PROCESS_GROUP_BACKENDS:
+        raise ValueError(f"no distributed backend for {kind!r}: DDP runs on {', '.join(PROCESS_GROUP_BACKENDS)}")
+    return PROCESS_GROUP_BACKENDS[kind]
+
+
+def rank_device(backend: str, local_rank: int) -> torch.device:
+    """This rank's device: accelerator number LOCAL_RANK, or the CPU (MPS has no DDP backend)."""
+    from vitlab.device import pick_device
+    kind = pick_device(backend).type
+    if kind == "mps":
+        kind = "cpu"
+    return torch.device(kind) if kind == "cpu" else torch.device(kind, local_rank)
+
+
+def parameter_hash(model: torch.nn.Module) -> str:
+    """A short SHA-256 of every parameter's bytes, in order: equal hashes = bit-identical weights."""
+    digest = hashlib.sha256()
+    for tensor in model.parameters():
+        digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m vitlab.ddp", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="vit-32px", help="a vitlab.models preset (default vit-32px)")
+    parser.add_argument("--steps", type=int, default=5, help="timed training steps per rank")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed steps first (DDP sets up its buckets)")
+    parser.add_argument("--batch", type=int, default=32, help="images per rank per step")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--backend", default="auto", help="device: auto|cpu|cuda|xpu")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds a collective may wait for a peer")
+    parser.add_argument("--fail-rank", type=int, default=None, help="simulate a failure of this rank ...")
+    parser.add_argument("--fail-step", type=int, default=1, help="... at this step ...")
+    parser.add_argument("--fail-mode", choices=("kill", "hang"), default="kill",
+                        help="... by SIGKILL (a crash) or by sleeping forever (a stuck rank: --timeout ends it)")
+    parser.add_argument("--seed-snippet", action="store_true",
+                        help="the seed's mistake: no DDP wrapper, all-reduce the loss instead (ranks drift apart)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])  # set by torchrun
+    device = rank_device(args.backend, local_rank)
+    if device.type != "cpu":
+        getattr(torch, device.type).set_device(device)  # before init: NCCL/XCCL bind to this device
+    dist.init_process_group(process_group_backend(device), timeout=datetime.timedelta(seconds=args.timeout))
+    world_size = dist.get_world_size()
+
+    from vitlab.data import classification_data
+    from vitlab.models import build
+    torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's at wrap time)
+    model = build(args.model).to(device).train()
+    if not args.seed_snippet:
+        model = DistributedDataParallel(model, device_ids=None if device.type == "cpu" else [device])
+    dataset = classification_data(32, "digits").train.dataset
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=args.batch, sampler=sampler, drop_last=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def batches():  # cycle through epochs; set_epoch reshuffles the shards each epoch
+        for epoch in range(10**6):
+            sampler.set_epoch(epoch)
+            yield from loader
+
+    first_labels, losses = None, []
+    for step, (images, labels) in enumerate(batches()):
+        if step == args.warmup:  # clock starts after the warm-up steps, all ranks together
+            dist.barrier()
+            start = time.perf_counter()
+        if step == args.warmup + args.steps:
+            break
+        if step == args.fail_step and rank == args.fail_rank:
+            print(f"rank {rank}: simulated {args.fail_mode} at step {step}", file=sys.stderr, flush=True)
+            if args.fail_mode == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(10**6)  # stuck: the other ranks wait in all-reduce until --timeout
+        if first_labels is None:
+            first_labels = labels[:8].tolist()
+        images, labels = images.to(device), labels.to(device)
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # DDP: gradients are averaged across ranks here, bucket by bucket
+        optimizer.step()
+        if args.seed_snippet:  # what the seed did: averages a number for printing, syncs no weights
+            loss = loss.detach().clone()
+            dist.all_reduce(loss)
+            loss /= world_size
+        losses.append(loss.item())
+    from vitlab.device import synchronize
+    synchronize(device)
+    elapsed = time.perf_counter() - start
+
+    mine = {"rank": rank, "device": str(device), "threads": torch.get_num_threads(),
+            "images_per_s": round(args.batch * args.steps / elapsed, 2),
+            "parameter_hash": parameter_hash(model), "first_batch_labels": first_labels,
+            "last_loss": round(losses[-1], 4)}
+    ranks = [None] * world_size
+    dist.all_gather_object(ranks, mine)
+    if rank == 0:
+        hashes = {r["parameter_hash"] for r in ranks}
+        summary = {"world_size": world_size, "backend": dist.get_backend(), "model": args.model,
+                   "mode": "seed snippet (loss all-reduce, no DDP)" if args.seed_snippet else "DDP",
+                   "batch_per_rank": args.batch, "steps": args.steps,
+                   "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
+                   "parameters identical across ranks": len(hashes) == 1, "ranks": ranks}
+        print(SUMMARY_PREFIX + json.dumps(summary), flush=True)
+    dist.destroy_process_group()
+
+
+@dataclass
+class Launch:
+    """What a torchrun launch did: exit code, rank 0's JSON summary (or None), wall time, output."""
+
+    command: list[str]
+    returncode: int | None
+    wall_s: float
+    output: str
+    summary: dict | None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.summary is not None
+
+    def failure(self) -> str:
+        """One line saying why the launch failed (torchrun's root cause), or '' if it succeeded."""
+        if self.ok:
+            return ""
+        if self.timed_out:
+            return f"DDP launch killed after {self.wall_s:.0f} s (timeout): a rank hung"
+        cause = re.search(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+).*?traceback\s*:\s*([^\n]*)",
+                          self.output, re.S)
+        errors = re.findall(r"^\[rank(\d+)\]: (\w+(?:Error|Exception)\b.*)$", self.output, re.M)
+        if cause:
+            why = f"rank {cause[1]} failed first (exit code {cause[2]})"
+            if int(cause[2]) < 0:  # killed by a signal: torchrun names it
+                why += f", {cause[3].strip()}"
+        else:
+            why = (self.output.strip().splitlines() or ["no output"])[-1][:200]
+        if errors:
+            why += f"; rank {errors[-1][0]} raised {errors[-1][1][:200]}"
+        return f"DDP launch failed in {self.wall_s:.1f} s with exit code {self.returncode}: {why}"
+
+
+def torchrun_command(nproc: int, args: list[str] = ()) -> list[str]:
+    """`torchrun --standalone --nproc_per_node=N -m vitlab.ddp ARGS` run with this Python."""
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+            "-m", "vitlab.ddp", *map(str, args)]
+
+
+def launch(nproc: int, args: list[str] = (), threads: int | None = None, timeout: float = 180) -> Launch:
+    """Run torchrun with `nproc` ranks (OMP_NUM_THREADS=threads each), killing all of it after `timeout` s."""
+    command = torchrun_command(nproc, args)
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    start = time.perf_counter()
+    # Own process group, so that a timeout can kill torchrun *and* its ranks, never leaving orphans.
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        timed_out = True
+    summaries = [line[len(SUMMARY_PREFIX):] for line in output.splitlines() if line.startswith(SUMMARY_PREFIX)]
+    summary = json.loads(summaries[-1]) if summaries else None
+    return Launch(command, None if timed_out else proc.returncode, time.perf_counter() - start, output,
+                  summary, timed_out)
+
+
+if __name__ == "__main__":
+    main()
