@@ -1,4 +1,4 @@
-"""The `vitlab` command: env (and, with the pipeline, run and book)."""
+"""The `vitlab` command: env, run, book."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +39,38 @@ def _env(args) -> int:
     return 0
 
 
+def _run(args) -> int:
+    from vitlab import book
+    from vitlab.device import BackendError, pick_device
+    try:
+        pick_device(args.backend)
+        if args.preset not in book.PRESET_CHOICES:
+            raise ValueError(f"unknown preset {args.preset!r}: choose one of {', '.join(book.PRESET_CHOICES)}")
+        book.select(args.only)
+    except (BackendError, ValueError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) else error
+        print(f"vitlab run: {message}", file=sys.stderr)
+        return 2
+    outcomes = book.run(args.backend, args.preset, args.only)
+    failed = [o for o in outcomes if not o.ok]
+    print(f"{len(outcomes) - len(failed)} of {len(outcomes)} notebooks ran"
+          + (f"; failed: {', '.join(o.notebook for o in failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _book(args) -> int:
+    import subprocess
+
+    from vitlab import book
+    try:
+        index = book.build()
+    except subprocess.CalledProcessError as error:
+        print(f"vitlab book: jupyter-book failed (exit {error.returncode}); see the messages above", file=sys.stderr)
+        return 1
+    print(f"book: {index}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from vitlab.device import CHOICES
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
@@ -47,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     env.add_argument("--backend", default="auto", help=f"one of {', '.join(CHOICES)} (default auto)")
     env.add_argument("--json", action="store_true", help="print the report as JSON")
     env.set_defaults(handler=_env)
+    run = commands.add_parser("run", help="execute the chapters with papermill into book/<backend>/")
+    run.add_argument("--backend", default="auto", help=f"one of {', '.join(CHOICES)} (default auto)")
+    run.add_argument("--preset", default="quick", help="quick (minutes on 2 CPU cores) or full (the seeds' settings)")
+    run.add_argument("--only", nargs="+", metavar="NAME", help="run only these notebooks (e.g. 02 or 02_torch_compile)")
+    run.set_defaults(handler=_run)
+    book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
+    book.set_defaults(handler=_book)
     return parser
 
 

@@ -1,0 +1,143 @@
+"""The pipeline on a small book of its own: papermill runs, failures, rows, the HTML build, a browser."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from vitlab import book, report
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _notebook(path: Path, body: str, title: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('backend = "auto"\npreset = "quick"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nA test chapter."), params,
+                nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+RECORD = """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from vitlab import results, timing
+t = timing.timed(lambda: sum(range(1000)), warmup=1, iters=5)
+results.record(NAME, backend, preset, "toy", "eager", 1, timing=t)
+results.record(NAME, backend, preset, "toy", "faster", 1, timing=timing.Timing([v / 2 for v in t.samples_ms], None, 0))
+fig, ax = plt.subplots(); ax.plot([1, 2, 3]); ax.set_title("a plot"); plt.show()
+"""
+
+
+@pytest.fixture
+def small_book(tmp_path):
+    """A copy of the book's config and intro, with three chapters: ok, failing mid-way, ok."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    shutil.copy(ROOT / "_config.yml", tmp_path)
+    shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book")
+    _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
+    _notebook(tmp_path / "notebooks" / "02_broken.ipynb",
+              "from vitlab import results\nresults.record('02_broken', backend, preset, 'toy', 'eager', 1)\n"
+              "raise RuntimeError('made to fail mid-way')", "Broken chapter")
+    _notebook(tmp_path / "notebooks" / "03_third.ipynb", "NAME = '03_third'\n" + RECORD, "Third chapter")
+    other = tmp_path / "book" / "results" / "cuda.jsonl"
+    other.parent.mkdir()
+    other.write_text(json.dumps({"backend": "cuda", "notebook": "01_first", "model": "toy", "variant": "eager",
+                                 "batch": 1, "throughput": 10.0, "run_id": "old", "time": "2026-01-01"}) + "\n")
+    return tmp_path
+
+
+def test_select_by_number_stem_or_name(small_book):
+    assert [p.stem for p in book.select(["03", "01_first", "broken"], small_book)] == ["03_third", "01_first", "02_broken"]
+    with pytest.raises(KeyError, match="unknown notebook 'nine': choose from 01_first, 02_broken, 03_third"):
+        book.select(["nine"], small_book)
+
+
+@pytest.fixture
+def ran_book(small_book):
+    cuda_before = (small_book / "book" / "results" / "cuda.jsonl").read_bytes()
+    outcomes = book.run("cpu", "quick", None, small_book)
+    return small_book, outcomes, cuda_before
+
+
+def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
+    root, outcomes, cuda_before = ran_book
+    assert [(o.notebook, o.ok) for o in outcomes] == [("01_first", True), ("02_broken", False), ("03_third", True)]
+    assert "RuntimeError: made to fail mid-way" in outcomes[1].detail
+    assert sorted(p.name for p in (root / "book" / "cpu").iterdir()) == ["01_first.ipynb", "03_third.ipynb"]
+    executed = nbformat.read(root / "book" / "cpu" / "01_first.ipynb", as_version=4)
+    assert any('backend = "cpu"' in c.source for c in executed.cells)  # papermill injected the parameters
+    rows = [json.loads(line) for line in (root / "book" / "results" / "cpu.jsonl").read_text().splitlines()]
+    assert sorted({r["notebook"] for r in rows}) == ["01_first", "03_third"]  # the failed run's row stays out
+    assert len({r["run_id"] for r in rows}) == 1
+    assert (root / "book" / "results" / "cuda.jsonl").read_bytes() == cuda_before
+
+
+def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
+    root = ran_book[0]
+    index = book.build(root)
+    assert index.exists()
+    toc = (root / "_toc.yml").read_text()
+    assert "book/cpu/01_first" in toc and "02_broken" not in toc
+    page = (root / "book" / "results.md").read_text()
+    assert "not run yet" in page and "vitlab run --backend xpu" in page
+    assert "| cpu | toy | faster | 1 |" in page
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Chromium is not installed: run tools/setup-browser.sh")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    options.binary_location = chromium
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    try:
+        html = root / "_build" / "html"
+        checks = {"index.html": ("vitlab", 0), "book/cpu/01_first.html": ("First chapter", 1),
+                  "book/results.html": ("Results across backends", 1)}
+        for page_path, (text, images) in checks.items():
+            driver.get((html / page_path).as_uri())
+            assert text in driver.find_element("tag name", "main").text
+            loaded = driver.execute_script(
+                "return [...document.querySelectorAll('main img')].filter(i => i.complete && i.naturalWidth > 0).length")
+            assert loaded >= images, f"{page_path}: {loaded} images rendered"
+            links = driver.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href)")
+            for link in links:
+                if link.startswith("file://"):
+                    target = Path(link[len("file://"):].split("#")[0].split("?")[0])
+                    assert target.exists(), f"{page_path} links to missing {target}"
+    finally:
+        driver.quit()
+
+
+def test_cli_refuses_an_absent_backend_without_touching_the_book():
+    from vitlab.device import available_backends
+    if "xpu" in available_backends():
+        pytest.skip("this machine has an XPU")
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "book").rglob("*")}
+    result = subprocess.run([sys.executable, "-m", "vitlab.cli", "run", "--backend", "xpu"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"vitlab run: backend 'xpu' is not available on this machine (available: {', '.join(available_backends())})"]
+    assert {p: p.stat().st_mtime_ns for p in (ROOT / "book").rglob("*")} == before
+
+
+def test_speedups_compare_with_the_baseline_of_the_same_backend():
+    rows = [{"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "eager", "throughput": 10.0,
+             "run_id": "a", "time": "1"},
+            {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "compiled", "throughput": 25.0,
+             "run_id": "a", "time": "1"},
+            {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "eager", "throughput": 1.0,
+             "run_id": "old", "time": "0"}]
+    latest = report.with_speedups(report.latest_runs(rows))
+    assert {r["variant"]: r["speedup"] for r in latest} == {"eager": 1.0, "compiled": 2.5}

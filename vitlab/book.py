@@ -1,0 +1,164 @@
+"""The book pipeline: papermill runs the chapters per backend, Jupyter Book renders them."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from vitlab.report import BOOK_BACKENDS, write_results_page
+from vitlab.results import git_sha, load
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESET_CHOICES = ("quick", "full")
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter notebooks, in order (notebooks/NN_*.ipynb)."""
+    return sorted(p for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def select(names: list[str] | None, root: Path = ROOT) -> list[Path]:
+    """Chapters matching `names` (a stem, its number or the part after it); KeyError names the choices."""
+    every = chapters(root)
+    if not names:
+        return every
+    picked = []
+    for name in names:
+        stem = Path(name).stem
+        match = [p for p in every if stem in (p.stem, p.stem[:2], p.stem[3:])]
+        if not match:
+            raise KeyError(f"unknown notebook {name!r}: choose from {', '.join(p.stem for p in every)}")
+        picked += [p for p in match if p not in picked]
+    return picked
+
+
+@dataclass
+class Outcome:
+    """How one notebook's run ended."""
+
+    notebook: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+
+    def __str__(self) -> str:
+        state = "ok" if self.ok else "FAILED"
+        return f"{state:6} {self.notebook}  {self.seconds:6.0f} s{'  ' + self.detail if self.detail else ''}"
+
+
+def _failure_detail(error: BaseException) -> str:
+    count = getattr(error, "exec_count", None)
+    where = f"at cell [{count}]: " if count is not None else ""
+    name = getattr(error, "ename", None) or error.__class__.__name__
+    value = getattr(error, "evalue", None) or str(error)
+    return f"{where}{name}: {str(value).splitlines()[0][:160] if value else ''}"
+
+
+def run_notebook(notebook: Path, backend_dir: str, device_backend: str, preset: str,
+                 root: Path = ROOT, env: dict | None = None) -> Outcome:
+    """Execute one chapter with papermill into book/<backend_dir>/, moving rows in only on success."""
+    import papermill
+
+    out_dir = root / "book" / backend_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"vitlab-run-{notebook.stem}-"))
+    partial = staging / notebook.name  # never a half-written notebook inside the book
+    saved_env = dict(os.environ)
+    os.environ.update(env or {})
+    os.environ["VITLAB_RESULTS"] = str(staging / "results")  # the kernel inherits this
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(str(notebook), str(partial), parameters={"backend": device_backend,
+                                   "preset": preset}, kernel_name="python3", progress_bar=True,
+                                   cwd=str(notebook.parent))
+    except BaseException as error:  # KeyboardInterrupt too: report, keep the book as it was
+        failed = root / "_build" / "failed" / backend_dir
+        failed.mkdir(parents=True, exist_ok=True)
+        if partial.exists():
+            shutil.copy(partial, failed / notebook.name)
+        detail = _failure_detail(error) + f" (executed copy: {failed / notebook.name})"
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return Outcome(notebook.stem, False, time.perf_counter() - start, detail)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+    os.replace(partial, out_dir / notebook.name)
+    rows = 0
+    for produced in sorted((staging / "results").glob("*.jsonl")):
+        text = produced.read_text()
+        target = root / "book" / "results" / f"{backend_dir}.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a") as f:
+            f.write(text)
+        rows += text.count("\n")
+    shutil.rmtree(staging, ignore_errors=True)
+    return Outcome(notebook.stem, True, time.perf_counter() - start, f"{rows} result rows")
+
+
+def run(backend: str, preset: str, names: list[str] | None = None, root: Path = ROOT) -> list[Outcome]:
+    """Run the selected chapters for `backend`; every notebook runs even when one fails."""
+    import torch
+
+    from vitlab.device import backend_name, pick_device
+    device = pick_device(backend)
+    backend_dir = backend_name(device)
+    env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
+           "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    outcomes = []
+    for notebook in select(names, root):
+        print(f"--- {notebook.stem} on {backend_dir} ({preset}) -> book/{backend_dir}/{notebook.name}", flush=True)
+        outcome = run_notebook(notebook, backend_dir, torch.device(device).type, preset, root, env)
+        print(outcome, flush=True)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def chapter_title(notebook: Path) -> str:
+    """The notebook's first markdown heading."""
+    import nbformat
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return notebook.stem
+
+
+def toc(root: Path = ROOT) -> dict:
+    """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
+    parts = []
+    for notebook in chapters(root):
+        runs = [b for b in BOOK_BACKENDS if (root / "book" / b / notebook.name).exists()]
+        if not runs:
+            continue
+        title = chapter_title(notebook)
+        first, *others = runs
+        entry = {"file": f"book/{first}/{notebook.stem}", "title": f"{title} ({first.upper()})"}
+        if others:
+            entry["sections"] = [{"file": f"book/{b}/{notebook.stem}", "title": f"… on {b.upper()}"}
+                                 for b in others]
+        parts.append(entry)
+    sections = [{"caption": "Chapters", "chapters": parts}] if parts else []
+    return {"format": "jb-book", "root": "book/intro",
+            "parts": sections + [{"caption": "Results", "chapters": [{"file": "book/results"}]}]}
+
+
+def build(root: Path = ROOT) -> Path:
+    """Write the results page and _toc.yml, then build the HTML book strictly (warnings are errors)."""
+    write_results_page(load(root / "book" / "results"), root / "book")
+    (root / "_toc.yml").write_text("# Written by `vitlab book` from the executed notebooks in book/<backend>/.\n"
+                                   + yaml.safe_dump(toc(root), sort_keys=False))
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    command = [str(jupyter_book if jupyter_book.exists() else "jupyter-book"), "build", str(root),
+               "--warningiserror", "--keep-going"]
+    subprocess.run(command, check=True, cwd=root)
+    return root / "_build" / "html" / "index.html"

@@ -1,0 +1,159 @@
+"""The results page: every backend's latest run of every chapter, side by side."""
+from __future__ import annotations
+
+from pathlib import Path
+
+BOOK_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "mps")  # rocm is torch's cuda device on AMD GPUs
+BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline")
+
+NOT_RUN_HINT = {
+    "cpu": "any machine",
+    "cuda": "a machine with an NVIDIA GPU",
+    "rocm": "a machine with an AMD GPU and a ROCm build of torch (it runs as `--backend cuda`)",
+    "xpu": "a machine with an Intel GPU (Arc, Data Center GPU Max) and torch's xpu build",
+    "mps": "an Apple-silicon Mac",
+}
+
+
+def latest_runs(rows: list[dict]) -> list[dict]:
+    """Only the rows of the most recent run of each (backend, notebook)."""
+    newest: dict[tuple, tuple] = {}
+    for row in rows:
+        key = (row.get("backend"), row.get("notebook"))
+        stamp = (row.get("time", ""), row.get("run_id"))
+        if key not in newest or stamp[0] > newest[key][0]:
+            newest[key] = stamp
+    return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
+
+
+def with_speedups(rows: list[dict]) -> list[dict]:
+    """Each row plus `speedup`: its throughput over its baseline's (same backend, notebook, model, batch)."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row.get("backend"), row.get("notebook"), row.get("model"), row.get("batch")), []).append(row)
+    out = []
+    for group in groups.values():
+        base = next((r for r in group if r.get("baseline")), None) or \
+            next((r for r in group if str(r.get("variant", "")).lower() in BASELINE_NAMES), None)
+        for row in group:
+            speedup = None
+            if base and base.get("throughput") and row.get("throughput"):
+                speedup = row["throughput"] / base["throughput"]
+            out.append({**row, "speedup": speedup})
+    return out
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1e-2 and value != 0 else f"{value:,.{digits}f}"
+    return str(value).replace("|", "\\|")
+
+
+def _table(header: list[str], body: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(v) for v in line) + " |" for line in body]
+    return "\n".join(lines)
+
+
+def _speedup_plot(rows: list[dict], notebook: str, path: Path) -> bool:
+    """Grouped bars: speedup vs baseline per variant, one colour per backend. False if nothing to plot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [r for r in rows if r.get("speedup") is not None]
+    if not points:
+        return False
+    labels = list(dict.fromkeys(f"{r['model']} · {r['variant']} · b{r['batch']}" for r in points))
+    backends = list(dict.fromkeys(r["backend"] for r in points))
+    width = 0.8 / len(backends)
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(labels) + 1.5))
+    for i, backend in enumerate(backends):
+        values = {f"{r['model']} · {r['variant']} · b{r['batch']}": r["speedup"] for r in points
+                  if r["backend"] == backend}
+        ax.barh([j + i * width for j in range(len(labels))], [values.get(label, 0) for label in labels],
+                height=width, label=backend)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([j + width * (len(backends) - 1) / 2 for j in range(len(labels))], labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("speedup vs the baseline on the same backend (throughput ratio, >1 is faster)")
+    ax.set_title(f"{notebook}: speedup per variant")
+    ax.legend(title="backend")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _peak_plot(rows: list[dict], path: Path) -> bool:
+    """Achieved FLOP/s as a fraction of the device's peak, where rows know it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [r for r in rows if r.get("peak_fraction") is not None]
+    if not points:
+        return False
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(points) + 1.5))
+    labels = [f"{r['backend']} · {r['model']} · {r['variant']} · b{r['batch']}" for r in points]
+    ax.barh(labels, [100 * r["peak_fraction"] for r in points])
+    ax.invert_yaxis()
+    ax.set_xlabel("achieved FLOP/s, % of the device's peak")
+    ax.set_title("How close each variant gets to the hardware's limit")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_results_page(rows: list[dict], book_dir: Path) -> Path:
+    """book/results.md (and its figures) from all result rows of all backends."""
+    rows = with_speedups(latest_runs(rows))
+    figures = book_dir / "figures"
+    text = ["# Results across backends", "",
+            f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each "
+            "backend) in `book/results/<backend>.jsonl`. Speedups compare variants on the *same* backend, "
+            "as throughput ratios against that chapter's baseline (eager fp32); correctness is against "
+            "eager fp32. Timings are medians after warm-up with the device synchronised.", ""]
+    ran = sorted({r["backend"] for r in rows})
+    text += ["## Where the numbers come from", ""]
+    prov = []
+    for backend in ran:
+        for notebook in sorted({r["notebook"] for r in rows if r["backend"] == backend}):
+            r = next(x for x in rows if x["backend"] == backend and x["notebook"] == notebook)
+            v = r.get("versions", {})
+            prov.append([backend, notebook, r.get("preset"), r.get("device_name"), r.get("cpu_isa"),
+                         r.get("threads"), v.get("torch"), v.get("ipex") or "–", v.get("transformers"),
+                         r.get("git_sha"), str(r.get("time", ""))[:10]])
+    if prov:
+        text += [_table(["backend", "chapter", "preset", "device", "CPU ISA", "threads", "torch", "ipex",
+                         "transformers", "git", "date"], prov), ""]
+    missing = [b for b in BOOK_BACKENDS if b not in ran]
+    if missing:
+        text += ["Not run yet:", ""]
+        text += [f"- **{b}** — not run yet: on {NOT_RUN_HINT[b]}, run "
+                 f"`vitlab run --backend {'cuda' if b == 'rocm' else b} --preset full && vitlab book`"
+                 for b in missing]
+        text.append("")
+    if _peak_plot(rows, figures / "peak_fraction.png"):
+        text += ["## Achieved FLOP/s", "", "![achieved FLOP/s as a fraction of peak](figures/peak_fraction.png)", ""]
+    for notebook in sorted({r["notebook"] for r in rows}):
+        chapter = [r for r in rows if r["notebook"] == notebook]
+        text += [f"## {notebook}", ""]
+        if _speedup_plot(chapter, notebook, figures / f"{notebook}_speedup.png"):
+            text += [f"![speedup per variant for {notebook}](figures/{notebook}_speedup.png)", ""]
+        body = [[r["backend"], r.get("model"), r.get("variant"), r.get("batch"), r.get("median_ms"),
+                 r.get("p90_ms"), r.get("throughput"), r.get("speedup"), r.get("max_abs_diff"),
+                 r.get("top1_agreement"), r.get("accuracy"),
+                 ("yes" if r.get("engaged") else "no") + (f" — {r['reason']}" if r.get("reason") else "")]
+                for r in chapter]
+        text += [_table(["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s",
+                         "speedup", "max-abs diff", "top-1 agree", "accuracy", "engaged"], body), ""]
+    path = book_dir / "results.md"
+    path.write_text("\n".join(text) + "\n")
+    return path
