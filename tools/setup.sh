@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Create the reference environment in .venv/ at the repository root, from PyPI only.
+# Create an environment at the repository root, from PyPI only:
+#   bash tools/setup.sh            the reference environment in .venv/ (torch 2.8 + IPEX 2.8)
+#   bash tools/setup.sh current    today's stack in .venv-current/ (torch 2.14, transformers 5, no IPEX)
 # Idempotent: a second run with unchanged requirements installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lane=${1:-reference}
+case "$lane" in
+    reference) venv=.venv ;;
+    current) venv=.venv-current ;;
+    *) echo "setup: unknown environment '$lane': choose reference or current" >&2; exit 2 ;;
+esac
+requirements=requirements/$lane.txt
 
 python=${VITLAB_PYTHON:-$(command -v python3.11 || command -v python3)}
 if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
@@ -10,17 +19,17 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
          "(set VITLAB_PYTHON to a python3.11)" >&2
 fi
 
-stamp=.venv/.vitlab-setup
-want=$(cat requirements/reference.txt pyproject.toml | sha256sum | cut -c1-16)
+stamp=$venv/.vitlab-setup
+want=$(cat "$requirements" pyproject.toml | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    echo "setup: .venv is up to date ($want)"
+    echo "setup: $venv is up to date ($want)"
     exit 0
 fi
 
-[ -x .venv/bin/python ] || "$python" -m venv .venv
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
-echo "setup: installing the reference environment into .venv (torch 2.8 + IPEX 2.8; several GB)"
-.venv/bin/python -m pip install --quiet -r requirements/reference.txt 2>&1 | quiet
-.venv/bin/python -m pip install --quiet --no-deps -e . 2>&1 | quiet
-.venv/bin/python -c "import torch, timm, transformers, vitlab; print('setup: torch', torch.__version__, '| transformers', transformers.__version__, '| timm', timm.__version__)"
+echo "setup: installing the $lane environment into $venv ($requirements; several GB)"
+"$venv/bin/python" -m pip install --quiet -r "$requirements" 2>&1 | quiet
+"$venv/bin/python" -m pip install --quiet --no-deps -e . 2>&1 | quiet
+"$venv/bin/python" -c "import torch, timm, transformers, vitlab; print('setup: torch', torch.__version__, '| transformers', transformers.__version__, '| timm', timm.__version__)"
 echo "$want" > "$stamp"
