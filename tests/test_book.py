@@ -41,6 +41,7 @@ def small_book(tmp_path):
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "_config.yml", tmp_path)
+    shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book")
     _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
     _notebook(tmp_path / "notebooks" / "02_broken.ipynb",

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from vitlab.report import BOOK_BACKENDS, write_results_page
-from vitlab.results import git_sha, load
+from vitlab.results import append, git_sha, load, load_file as load_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET_CHOICES = ("quick", "full")
@@ -62,12 +62,30 @@ def _failure_detail(error: BaseException) -> str:
     return f"{where}{name}: {str(value).splitlines()[0][:160] if value else ''}"
 
 
-def run_notebook(notebook: Path, backend_dir: str, device_backend: str, preset: str,
+def stack(root: Path = ROOT) -> str:
+    """'reference' when the installed torch is requirements/reference.txt's pin, else 'current'."""
+    import importlib.metadata
+    pins = (root / "requirements" / "reference.txt").read_text().splitlines()
+    pinned = next((line.split("==")[1].strip() for line in pins if line.startswith("torch==")), None)
+    return "reference" if importlib.metadata.version("torch") == pinned else "current"
+
+
+def book_paths(backend_dir: str, lane: str, root: Path = ROOT) -> tuple[Path, Path]:
+    """(folder for executed notebooks, result-row file) of `backend_dir` on stack `lane`.
+
+    The reference stack's runs are the book's pages; the current stack's are kept apart under
+    book/current/ and book/results/current/ so that the results page compares stacks, never mixes them.
+    """
+    if lane == "reference":
+        return root / "book" / backend_dir, root / "book" / "results" / f"{backend_dir}.jsonl"
+    return root / "book" / lane / backend_dir, root / "book" / "results" / lane / f"{backend_dir}.jsonl"
+
+
+def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backend: str, preset: str,
                  root: Path = ROOT, env: dict | None = None) -> Outcome:
-    """Execute one chapter with papermill into book/<backend_dir>/, moving rows in only on success."""
+    """Execute one chapter with papermill into `out_dir`, appending its rows to `results_file` on success."""
     import papermill
 
-    out_dir = root / "book" / backend_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"vitlab-run-{notebook.stem}-"))
     partial = staging / notebook.name  # never a half-written notebook inside the book
@@ -80,7 +98,7 @@ def run_notebook(notebook: Path, backend_dir: str, device_backend: str, preset: 
                                    "preset": preset}, kernel_name="python3", progress_bar=True,
                                    cwd=str(notebook.parent))
     except BaseException as error:  # KeyboardInterrupt too: report, keep the book as it was
-        failed = root / "_build" / "failed" / backend_dir
+        failed = root / "_build" / "failed" / out_dir.relative_to(root / "book")
         failed.mkdir(parents=True, exist_ok=True)
         if partial.exists():
             shutil.copy(partial, failed / notebook.name)
@@ -93,13 +111,11 @@ def run_notebook(notebook: Path, backend_dir: str, device_backend: str, preset: 
         os.environ.update(saved_env)
     os.replace(partial, out_dir / notebook.name)
     rows = 0
+    results_file.parent.mkdir(parents=True, exist_ok=True)
     for produced in sorted((staging / "results").glob("*.jsonl")):
-        text = produced.read_text()
-        target = root / "book" / "results" / f"{backend_dir}.jsonl"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "a") as f:
-            f.write(text)
-        rows += text.count("\n")
+        for row in load_rows(produced):
+            append(row, results_file)  # whole lines only, as the kernel wrote them
+            rows += 1
     shutil.rmtree(staging, ignore_errors=True)
     return Outcome(notebook.stem, True, time.perf_counter() - start, f"{rows} result rows")
 
@@ -111,12 +127,15 @@ def run(backend: str, preset: str, names: list[str] | None = None, root: Path = 
     from vitlab.device import backend_name, pick_device
     device = pick_device(backend)
     backend_dir = backend_name(device)
+    lane = stack(root)
+    out_dir, results_file = book_paths(backend_dir, lane, root)
     env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     outcomes = []
     for notebook in select(names, root):
-        print(f"--- {notebook.stem} on {backend_dir} ({preset}) -> book/{backend_dir}/{notebook.name}", flush=True)
-        outcome = run_notebook(notebook, backend_dir, torch.device(device).type, preset, root, env)
+        print(f"--- {notebook.stem} on {backend_dir} ({preset}, {lane} stack) -> "
+              f"{(out_dir / notebook.name).relative_to(root)}", flush=True)
+        outcome = run_notebook(notebook, out_dir, results_file, torch.device(device).type, preset, root, env)
         print(outcome, flush=True)
         outcomes.append(outcome)
     return outcomes
@@ -154,7 +173,7 @@ def toc(root: Path = ROOT) -> dict:
 
 def build(root: Path = ROOT) -> Path:
     """Write the results page and _toc.yml, then build the HTML book strictly (warnings are errors)."""
-    write_results_page(load(root / "book" / "results"), root / "book")
+    write_results_page(load(root / "book" / "results"), root / "book", load(root / "book" / "results" / "current"))
     (root / "_toc.yml").write_text("# Written by `vitlab book` from the executed notebooks in book/<backend>/.\n"
                                    + yaml.safe_dump(toc(root), sort_keys=False))
     jupyter_book = Path(sys.executable).with_name("jupyter-book")

@@ -111,8 +111,25 @@ def _peak_plot(rows: list[dict], path: Path) -> bool:
     return True
 
 
-def write_results_page(rows: list[dict], book_dir: Path) -> Path:
-    """book/results.md (and its figures) from all result rows of all backends."""
+def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
+    """Rows of a table: the variants both stacks ran (same backend, chapter, model, variant, batch)."""
+    key = lambda r: (r.get("backend"), r.get("notebook"), r.get("model"), r.get("variant"), r.get("batch"))
+    theirs = {key(r): r for r in with_speedups(latest_runs(current))}
+    table = []
+    for ours in with_speedups(latest_runs(reference)):
+        other = theirs.get(key(ours))
+        if other is None or not ours.get("throughput") or not other.get("throughput"):
+            continue
+        table.append([ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"],
+                      ours["versions"].get("torch"), ours["throughput"], ours.get("speedup"),
+                      other["versions"].get("torch"), other["throughput"], other.get("speedup"),
+                      other["throughput"] / ours["throughput"]])
+    return table
+
+
+def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | None = None) -> Path:
+    """book/results.md (and its figures) from all result rows of all backends (and the current stack's)."""
+    comparison = stack_comparison(rows, current or [])
     rows = with_speedups(latest_runs(rows))
     figures = book_dir / "figures"
     text = ["# Results across backends", "",
@@ -154,6 +171,18 @@ def write_results_page(rows: list[dict], book_dir: Path) -> Path:
                 for r in chapter]
         text += [_table(["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s",
                          "speedup", "max-abs diff", "top-1 agree", "accuracy", "engaged"], body), ""]
+    text += ["## Reference stack vs current stack", "",
+             "The reference stack (torch 2.8, IPEX 2.8, transformers 4) is the only one where IPEX runs; "
+             "the current stack is today's PyTorch without IPEX (`tools/setup.sh current`). Below: the "
+             "variants both ran, on the same machine class. *current/reference* is the throughput ratio "
+             "(>1: today's stack is faster); each stack's speedup is against its own baseline.", ""]
+    if comparison:
+        text += [_table(["backend", "chapter", "model", "variant", "batch", "torch (ref.)", "items/s (ref.)",
+                         "speedup (ref.)", "torch (current)", "items/s (current)", "speedup (current)",
+                         "current/reference"], comparison), ""]
+    else:
+        text += ["No variant has been run on both stacks yet: run `.venv-current/bin/vitlab run --backend cpu` "
+                 "after `bash tools/setup.sh current`.", ""]
     path = book_dir / "results.md"
     path.write_text("\n".join(text) + "\n")
     return path

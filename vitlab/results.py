@@ -95,17 +95,21 @@ def record(*args, path: Path | str | None = None, **kwargs) -> dict:
     return row
 
 
-def load(directory: Path | str | None = None) -> list[dict]:
-    """All complete rows of every backend's .jsonl file in `directory`; torn lines are skipped."""
-    directory = Path(directory) if directory else results_dir()
+def load_file(path: Path | str) -> list[dict]:
+    """The complete rows of one .jsonl file; a torn line (a writer killed mid-line) is skipped."""
     rows = []
-    for path in sorted(directory.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+    for line in Path(path).read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
     return rows
+
+
+def load(directory: Path | str | None = None) -> list[dict]:
+    """All complete rows of every backend's .jsonl file in `directory`."""
+    directory = Path(directory) if directory else results_dir()
+    return [row for path in sorted(directory.glob("*.jsonl")) for row in load_file(path)]
 
 
 def frame(rows: list[dict]):
