@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run every test: vitlab's unit tests, then the notebooks under nbval.
+# Set up (if needed) and run the tests of one environment ("lane"):
+#   bash tools/test.sh            reference: pytest tests/, then pytest --nbval notebooks/ (strict)
+#   bash tools/test.sh current    current stack (torch 2.14, no IPEX): pytest tests/, then every
+#                                 notebook executed by papermill (vitlab run, into a scratch folder)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+lane=${1:-reference}
+bash tools/setup.sh "$lane"
+venv=.venv; [ "$lane" = current ] && venv=.venv-current
 bash tools/setup-browser.sh  # headless Chromium for the book's browser test
-export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1} HF_HUB_DISABLE_PROGRESS_BARS=1 TORCHINDUCTOR_COMPILE_THREADS=1
+export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1} HF_HUB_DISABLE_PROGRESS_BARS=1
 
-.venv/bin/pytest tests/
+"$venv/bin/pytest" tests/
+
+if [ "$lane" = current ]; then
+    scratch=$(mktemp -d)
+    "$venv/bin/vitlab" run --backend cpu --preset quick --into "$scratch"
+    "$venv/bin/python" - "$scratch" <<'PY'
+import sys
+from pathlib import Path
+from vitlab.results import load
+rows = load(Path(sys.argv[1]) / "results" / "current")
+stacks = {r["versions"]["torch"] for r in rows}
+print(f"current lane: {len(rows)} result rows from {len({r['notebook'] for r in rows})} notebooks, torch {', '.join(sorted(stacks))}")
+sys.exit(0 if rows and all(r["versions"]["ipex"] is None for r in rows) else 1)
+PY
+    exit 0
+fi
 
 status=0
-.venv/bin/pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/ || status=$?
+"$venv/bin/pytest" --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/ || status=$?
 if [ "$status" -eq 5 ]; then
     echo "nbval: no notebooks collected in notebooks/ yet"
     status=0

@@ -98,7 +98,7 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backe
                                    "preset": preset}, kernel_name="python3", progress_bar=True,
                                    cwd=str(notebook.parent))
     except BaseException as error:  # KeyboardInterrupt too: report, keep the book as it was
-        failed = root / "_build" / "failed" / out_dir.relative_to(root / "book")
+        failed = root / "_build" / "failed" / out_dir.parent.name / out_dir.name
         failed.mkdir(parents=True, exist_ok=True)
         if partial.exists():
             shutil.copy(partial, failed / notebook.name)
@@ -120,8 +120,12 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backe
     return Outcome(notebook.stem, True, time.perf_counter() - start, f"{rows} result rows")
 
 
-def run(backend: str, preset: str, names: list[str] | None = None, root: Path = ROOT) -> list[Outcome]:
-    """Run the selected chapters for `backend`; every notebook runs even when one fails."""
+def run(backend: str, preset: str, names: list[str] | None = None, root: Path = ROOT,
+        into: Path | None = None) -> list[Outcome]:
+    """Run the selected chapters for `backend`; every notebook runs even when one fails.
+
+    `into` sends the executed notebooks and rows to another folder instead of the book (for tests).
+    """
     import torch
 
     from vitlab.device import backend_name, pick_device
@@ -129,6 +133,8 @@ def run(backend: str, preset: str, names: list[str] | None = None, root: Path = 
     backend_dir = backend_name(device)
     lane = stack(root)
     out_dir, results_file = book_paths(backend_dir, lane, root)
+    if into is not None:
+        out_dir, results_file = into / lane / backend_dir, into / "results" / lane / f"{backend_dir}.jsonl"
     env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     outcomes = []

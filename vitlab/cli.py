@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,7 +52,7 @@ def _run(args) -> int:
         message = error.args[0] if isinstance(error, KeyError) else error
         print(f"vitlab run: {message}", file=sys.stderr)
         return 2
-    outcomes = book.run(args.backend, args.preset, args.only)
+    outcomes = book.run(args.backend, args.preset, args.only, into=args.into)
     failed = [o for o in outcomes if not o.ok]
     print(f"{len(outcomes) - len(failed)} of {len(outcomes)} notebooks ran"
           + (f"; failed: {', '.join(o.notebook for o in failed)}" if failed else ""))
@@ -83,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", default="auto", help=f"one of {', '.join(CHOICES)} (default auto)")
     run.add_argument("--preset", default="quick", help="quick (minutes on 2 CPU cores) or full (the seeds' settings)")
     run.add_argument("--only", nargs="+", metavar="NAME", help="run only these notebooks (e.g. 02 or 02_torch_compile)")
+    run.add_argument("--into", type=Path, metavar="DIR",
+                     help="write executed notebooks and result rows under DIR instead of the book")
     run.set_defaults(handler=_run)
     book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
     book.set_defaults(handler=_book)
