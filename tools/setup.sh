@@ -21,13 +21,31 @@ fi
 
 stamp=$venv/.vitlab-setup
 want=$(cat "$requirements" pyproject.toml | sha256sum | cut -c1-16)
+quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     echo "setup: $venv is up to date ($want)"
     exit 0
 fi
 
+# A fresh checkout builds the environment in a cache outside it, keyed by the dependency files'
+# hash, and links $venv to it; the next fresh checkout on this machine (CI) reuses it and only
+# re-points the editable vitlab install at itself. VITLAB_ENV_CACHE=none builds in place.
+cache_root=${VITLAB_ENV_CACHE:-$HOME/.cache/vitlab/envs}
+if [ ! -e "$venv" ] && [ "$cache_root" != none ]; then
+    cached=$cache_root/$lane-$want
+    if [ -f "$cached/.vitlab-setup" ]; then
+        ln -s "$cached" "$venv"
+        "$venv/bin/python" -m pip install --quiet --no-deps -e . 2>&1 | quiet
+        echo "setup: $venv -> $cached (cached environment for these requirements)"
+        exit 0
+    fi
+    rm -rf "$cached"
+    mkdir -p "$cache_root"
+    "$python" -m venv "$cached"
+    ln -s "$cached" "$venv"
+fi
+
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
 echo "setup: installing the $lane environment into $venv ($requirements; several GB)"
 "$venv/bin/python" -m pip install --quiet -r "$requirements" 2>&1 | quiet
 "$venv/bin/python" -m pip install --quiet --no-deps -e . 2>&1 | quiet
