@@ -1,7 +1,7 @@
 """The recipes the book teaches. Each returns what it made and whether it actually engaged."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -19,6 +19,7 @@ class Applied:
     engaged: bool
     reason: str
     optimizer: Any = None
+    details: dict = field(default_factory=dict)  # recipe-specific facts, e.g. {"qdq_nodes": 150}
 
 
 def channels_last(model: nn.Module) -> Applied:
@@ -95,4 +96,123 @@ def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = 
     model, optimizer = out if optimizer is not None else (out, None)
     isa = torch.backends.cpu.get_cpu_capability()
     return Applied(model, True, f"ipex.optimize dtype={dtype or torch.float32} on {isa}{note}", optimizer)
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:160]}"
+
+
+def _graph_kinds(graph) -> list[str]:
+    """Every operator kind in a TorchScript graph, fused subgraphs' blocks included."""
+    kinds = []
+    for node in graph.nodes():
+        kinds.append(node.kind())
+        for block in node.blocks():
+            kinds += _graph_kinds(block)
+    return kinds
+
+
+def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=None) -> Applied:
+    """IPEX static INT8: prepare (default static qconfig), calibrate on `calibration` batches,
+    convert, torch.jit.trace + freeze. Saves IPEX's qconf JSON to `qconf_path` when given."""
+    ipex = ipex_guard.load()
+    if ipex is None:
+        return Applied(model, False, ipex_guard.status())
+    try:
+        from intel_extension_for_pytorch.quantization import convert, prepare
+        mapping = ipex.quantization.default_static_qconfig_mapping
+        prepared = prepare(model.eval(), mapping, example_inputs=example, inplace=False)
+        batches = 0
+        with torch.no_grad():
+            for images in calibration:  # observers record each activation's range
+                prepared(images)
+                batches += 1
+            if qconf_path is not None:
+                prepared.save_qconf_summary(qconf_summary=str(qconf_path))
+            traced = torch.jit.freeze(torch.jit.trace(convert(prepared), example, check_trace=False))
+            for _ in range(2):  # the profiling executor fuses int8 ops on the first runs
+                traced(example)
+            qdq = sum("quantize" in kind for kind in _graph_kinds(traced.graph))
+            groups = sum("FusionGroup" in kind for kind in _graph_kinds(traced.graph_for(example)))
+    except Exception as error:  # an IPEX that cannot quantize this model must not stop a notebook
+        return Applied(model, False, f"IPEX INT8 failed: {_first_line(error)}")
+    details = {"qdq_nodes": qdq, "fusion_groups": groups, "calibration_batches": batches, "qconf_path": qconf_path}
+    if not qdq:
+        return Applied(traced, False, "IPEX INT8 inserted no quantize/dequantize ops (model runs in fp32)",
+                       details=details)
+    isa = torch.backends.cpu.get_cpu_capability()
+    return Applied(traced, True, f"IPEX static INT8 on {isa}: {qdq} quantize/dequantize ops, fused into {groups} "
+                                 f"oneDNN Graph partition(s); calibrated on {batches} batch(es)", details=details)
+
+
+def _pt2e_api(prefer: str = "auto"):
+    """(prepare_pt2e, convert_pt2e, x86 quantizer module, source): torchao's PT2E when present, else torch.ao."""
+    why = "not asked for"
+    if prefer in ("auto", "torchao"):
+        try:
+            from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+            from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer
+            return prepare_pt2e, convert_pt2e, x86_inductor_quantizer, "torchao.quantization.pt2e"
+        except Exception as error:  # absent, or a torchao built for another torch
+            if prefer == "torchao":
+                raise
+            why = _first_line(error)
+    from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torch.ao.quantization.quantizer import x86_inductor_quantizer
+    return prepare_pt2e, convert_pt2e, x86_inductor_quantizer, f"torch.ao.quantization (torchao: {why})"
+
+
+class FrozenCompiled(nn.Module):
+    """torch.compile(model) for inference, called under no_grad with Inductor's freezing on: weights become
+    constants, so oneDNN weight prepacking and int8 fusions fold in (Dynamo reads the flag at trace time).
+    Static shapes by default (dynamic=False): each new batch size compiles once."""
+
+    def __init__(self, model: nn.Module, dynamic: bool | None = False, **compile_kwargs):
+        super().__init__()
+        self.compiled = torch.compile(model, dynamic=dynamic, **compile_kwargs)
+
+    def forward(self, *args):
+        import torch._inductor.config as inductor_config
+        with torch.no_grad(), inductor_config.patch(freezing=True):
+            return self.compiled(*args)
+
+
+def count_qdq(graph_module) -> int:
+    """Quantize/dequantize nodes in an FX graph; 0 after convert_pt2e means nothing was quantized."""
+    return sum(node.op == "call_function" and "quantized_decomposed" in str(node.target)
+               and "quantize_per" in str(node.target) for node in graph_module.graph.nodes)
+
+
+def pt2e_int8(model: nn.Module, example: torch.Tensor, calibration, compile: bool = True,
+              prefer: str = "auto") -> Applied:
+    """PT2E static INT8: strict torch.export (batch dynamic) -> X86InductorQuantizer -> prepare_pt2e ->
+    calibrate -> convert_pt2e -> torch.compile with freezing (Inductor's int8 kernels)."""
+    if prefer not in ("auto", "torchao", "torch.ao"):
+        raise ValueError(f"unknown PT2E source {prefer!r}: choose auto, torchao or torch.ao")
+    try:
+        prepare_pt2e, convert_pt2e, xiq, source = _pt2e_api(prefer)
+        if example.shape[0] < 2:  # a batch of 1 would be specialised: export with 2 so the batch stays dynamic
+            example = torch.cat([example, example])
+        batch = torch.export.Dim("batch", min=1, max=1 << 16)
+        # strict=True: with non-strict export the quantizer annotated nothing here (a silent no-op).
+        exported = torch.export.export(model.eval(), (example,), dynamic_shapes=({0: batch},), strict=True)
+        quantizer = xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config())
+        prepared = prepare_pt2e(exported.module(), quantizer)
+        batches = 0
+        with torch.no_grad():
+            for images in calibration:
+                prepared(images)
+                batches += 1
+        converted = convert_pt2e(prepared)
+    except Exception as error:
+        return Applied(model, False, f"PT2E INT8 failed: {_first_line(error)}")
+    nodes = count_qdq(converted)
+    details = {"qdq_nodes": nodes, "source": source, "calibration_batches": batches, "quantized": converted}
+    if nodes == 0:
+        return Applied(converted, False, f"X86InductorQuantizer annotated nothing: 0 quantize/dequantize "
+                                         f"nodes after convert_pt2e ({source})", details=details)
+    out = FrozenCompiled(converted) if compile else converted
+    how = "compiled with torch.compile (freezing on)" if compile else "not compiled (reference fp32 q/dq math)"
+    return Applied(out, True, f"PT2E INT8 via {source}: {nodes} quantize/dequantize nodes after convert_pt2e, "
+                              f"calibrated on {batches} batch(es); {how}", details=details)
 

@@ -1,0 +1,81 @@
+"""The INT8 recipes of the IPEX chapter (ipex_int8, pt2e_int8) on a tiny conv + linear model."""
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from vitlab import ipex, optimize
+from vitlab.device import versions
+
+
+def tiny_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 4, stride=4), nn.Flatten(), nn.Linear(8 * 4 * 4, 32), nn.ReLU(),
+                         nn.Linear(32, 10)).eval()
+
+
+def batches(n=3, size=4):
+    generator = torch.Generator().manual_seed(1)
+    return [torch.randn(size, 3, 16, 16, generator=generator) for _ in range(n)]
+
+
+def test_pt2e_int8_quantizes_and_keeps_the_batch_dynamic():
+    model, calibration = tiny_model(), batches()
+    applied = optimize.pt2e_int8(model, calibration[0][:1], calibration, compile=False)
+    assert applied.engaged, applied.reason
+    assert applied.details["qdq_nodes"] > 0 and f"{applied.details['qdq_nodes']} quantize" in applied.reason
+    assert applied.details["source"].split(" ")[0] in ("torchao.quantization.pt2e", "torch.ao.quantization")
+    with torch.no_grad():
+        for x in (calibration[0], calibration[0][:1]):  # exported with batch 2, runs at 4 and 1
+            assert (applied.model(x) - model(x)).abs().max() < 0.05
+
+
+def test_pt2e_int8_through_torch_ao_names_its_source():
+    applied = optimize.pt2e_int8(tiny_model(), batches()[0], batches(), compile=False, prefer="torch.ao")
+    assert applied.engaged and applied.details["source"].startswith("torch.ao.quantization")
+
+
+def test_pt2e_int8_with_nothing_to_quantize_is_not_engaged():
+    model = nn.Sequential(nn.LayerNorm(16)).eval()  # the x86 quantizer leaves LayerNorm in fp32
+    applied = optimize.pt2e_int8(model, torch.randn(2, 16), [torch.randn(2, 16)], compile=False)
+    assert not applied.engaged and applied.details["qdq_nodes"] == 0 and "annotated nothing" in applied.reason
+
+
+def test_pt2e_int8_rejects_an_unknown_source():
+    with pytest.raises(ValueError, match="choose auto, torchao or torch.ao"):
+        optimize.pt2e_int8(tiny_model(), batches()[0], batches(), prefer="tensorrt")
+
+
+def test_count_qdq_is_zero_on_a_float_graph():
+    assert optimize.count_qdq(torch.fx.symbolic_trace(tiny_model())) == 0
+
+
+def test_pt2e_int8_compiled_matches_the_reference_int8_graph():
+    model, calibration = tiny_model(), batches()
+    applied = optimize.pt2e_int8(model, calibration[0], calibration)
+    assert applied.engaged and isinstance(applied.model, optimize.FrozenCompiled)
+    x = calibration[1]
+    reference = applied.details["quantized"](x)
+    assert (applied.model(x) - reference).abs().max() < 0.05  # oneDNN int8 kernels vs fp32 q/dq math
+
+
+def test_ipex_int8_without_ipex_returns_the_model_and_why(monkeypatch):
+    monkeypatch.setattr(optimize.ipex_guard, "load", lambda: None)
+    monkeypatch.setattr(optimize.ipex_guard, "status", lambda: "IPEX unavailable: test")
+    model = tiny_model()
+    applied = optimize.ipex_int8(model, batches(), batches()[0])
+    assert applied.model is model and not applied.engaged and applied.reason == "IPEX unavailable: test"
+
+
+@pytest.mark.skipif(ipex.check(versions()) is not None, reason=str(ipex.check(versions())))
+def test_ipex_int8_traces_freezes_and_saves_its_qconf(tmp_path):
+    if not ipex.available():  # versions fit but the import failed: say why
+        pytest.skip(ipex.status())
+    model, calibration = tiny_model(), batches()
+    applied = optimize.ipex_int8(model, calibration, calibration[0], qconf_path=tmp_path / "qconf.json")
+    assert applied.engaged, applied.reason
+    assert isinstance(applied.model, torch.jit.ScriptModule) and applied.details["qdq_nodes"] > 0
+    assert json.loads((tmp_path / "qconf.json").read_text())  # IPEX's tuned observer settings
+    with torch.no_grad():
+        assert (applied.model(calibration[1]) - model(calibration[1])).abs().max() < 0.05
