@@ -184,9 +184,13 @@ class Launch:
         return f"DDP launch failed in {self.wall_s:.1f} s with exit code {self.returncode}: {why}"
 
 
-def torchrun_command(nproc: int, args: list[str] = ()) -> list[str]:
-    """`torchrun --standalone --nproc_per_node=N -m vitlab.ddp ARGS` run with this Python."""
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+def torchrun_command(nproc: int, args: list[str] = (), rendezvous: list[str] = ("--standalone",)) -> list[str]:
+    """`torchrun --standalone --nproc_per_node=N -m vitlab.ddp ARGS` run with this Python.
+
+    rendezvous replaces --standalone for several machines, e.g. ["--nnodes=2", "--rdzv-backend=c10d",
+    "--rdzv-endpoint=node0:29500", "--rdzv-id=job1"].
+    """
+    return [sys.executable, "-m", "torch.distributed.run", *rendezvous, f"--nproc_per_node={nproc}",
             "-m", "vitlab.ddp", *map(str, args)]
 
 
