@@ -49,7 +49,31 @@ def test_peak_is_a_number_with_its_basis_or_says_unknown():
         # threads x FLOP/cycle x clock: between 1 and 1000 GFLOP/s per thread for any real CPU
         assert 1e9 < peak / torch.get_num_threads() < 1e12
         assert "FLOP/cycle" in basis
-    assert device.peak_flops("cpu", torch.bfloat16)[0] is None
+    bf16, basis = device.peak_flops("cpu", torch.bfloat16)
+    assert (bf16 is None) == ("avx512_bf16" not in device._cpu_flags() or "amx_bf16" in device._cpu_flags()
+                              or peak is None)
+    assert device.peak_flops("cpu", torch.float16)[0] is None
+
+
+@pytest.mark.parametrize("flags, family, expected", [
+    ({"avx512f", "avx512_bf16"}, 25, 2 * 2 * 8 * 2),        # Zen 4: 256-bit datapaths, twice the fp32 rate
+    ({"avx512f", "avx512_bf16"}, None, 2 * 2 * 16 * 2),     # an AVX-512 core with 2 full-width FMA units
+    ({"avx512f"}, 25, None),                                 # no bf16 dot product: converted to fp32
+    ({"avx512f", "avx512_bf16", "amx_bf16"}, None, None),    # AMX: not modelled
+])
+def test_cpu_bf16_peak_is_twice_fp32_only_with_avx512_bf16(monkeypatch, flags, family, expected):
+    monkeypatch.setattr(device, "_cpu_flags", lambda: flags)
+    monkeypatch.setattr(device, "_amd_family", lambda: family)
+    monkeypatch.setattr(device, "_cpu_ghz", lambda: 2.0)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    peak, basis = device.peak_flops("cpu", torch.bfloat16)
+    if expected is None:
+        assert peak is None and basis.startswith("unknown for bf16")
+    else:
+        threads = torch.get_num_threads()
+        assert peak == pytest.approx(threads * expected * 2.0e9)
+        assert f"{expected} bf16 FLOP/cycle" in basis and "VDPBF16PS" in basis
+        assert peak == pytest.approx(2 * device.peak_flops("cpu", torch.float32)[0])
 
 
 def test_synchronize_on_cpu_is_a_no_op():

@@ -129,6 +129,18 @@ def _amd_family() -> int | None:
     return None
 
 
+def _cpu_flags() -> set[str]:
+    """The CPU feature flags from /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 # fp32 FLOPs per cycle per core = FMA units x SIMD lanes x 2 (multiply + add).
 # Two FMA units per core holds for the x86 cores of the last decade (Intel since Haswell,
 # AMD since Zen 2); one-FMA-port AVX-512 parts exist, so the basis is always printed.
@@ -146,7 +158,11 @@ def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -
     """Peak FLOP/s of `device` for `dtype` and how it was obtained, or (None, why unknown)."""
     kind = torch.device(device).type
     if kind == "cpu":
-        if dtype != torch.float32:
+        flags = _cpu_flags()
+        if dtype == torch.bfloat16 and ("avx512_bf16" not in flags or "amx_bf16" in flags):
+            return None, ("unknown for bf16 on this CPU (AMX tiles: not modelled)" if "amx_bf16" in flags
+                          else "unknown for bf16 on this CPU (no AVX512_BF16: bf16 is converted to fp32)")
+        if dtype not in (torch.float32, torch.bfloat16):
             return None, f"unknown for {dtype} on CPU"
         isa = torch.backends.cpu.get_cpu_capability()
         per_cycle = _FP32_FLOPS_PER_CYCLE.get(isa)
@@ -157,8 +173,11 @@ def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -
         if per_cycle is None or ghz is None:
             return None, f"unknown (ISA {isa}, clock {'unknown' if ghz is None else f'{ghz:.2f} GHz'})"
         threads = torch.get_num_threads()
+        if dtype == torch.bfloat16:  # VDPBF16PS: each fp32 lane accumulates two bf16 products per op
+            per_cycle, basis = 2 * per_cycle, f"2x fp32: AVX512_BF16 dot products (VDPBF16PS); {basis}"
         return (threads * per_cycle * ghz * 1e9,
-                f"{threads} threads x {per_cycle} fp32 FLOP/cycle ({basis}) x {ghz:.2f} GHz nominal")
+                f"{threads} threads x {per_cycle} {'bf16' if dtype == torch.bfloat16 else 'fp32'} "
+                f"FLOP/cycle ({basis}) x {ghz:.2f} GHz nominal")
     if kind == "cuda":
         name = torch.cuda.get_device_name(device)
         for key, (fp32, half) in _GPU_PEAKS.items():
