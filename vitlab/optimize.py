@@ -221,4 +221,3 @@ def pt2e_int8(model: nn.Module, example: torch.Tensor, calibration, compile: boo
     how = "compiled with torch.compile (freezing on)" if compile else "not compiled (reference fp32 q/dq math)"
     return Applied(out, True, f"PT2E INT8 via {source}: {nodes} quantize/dequantize nodes after convert_pt2e, "
                               f"calibrated on {batches} batch(es); {how}", details=details)
-
