@@ -139,8 +139,8 @@ def run(backend: str, preset: str, names: list[str] | None = None, root: Path = 
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     outcomes = []
     for notebook in select(names, root):
-        print(f"--- {notebook.stem} on {backend_dir} ({preset}, {lane} stack) -> "
-              f"{(out_dir / notebook.name).relative_to(root)}", flush=True)
+        print(f"--- {notebook.stem} on {backend_dir} ({preset}, {lane} stack) -> {out_dir / notebook.name}",
+              flush=True)
         outcome = run_notebook(notebook, out_dir, results_file, torch.device(device).type, preset, root, env)
         print(outcome, flush=True)
         outcomes.append(outcome)
