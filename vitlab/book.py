@@ -162,15 +162,17 @@ def toc(root: Path = ROOT) -> dict:
     """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
     parts = []
     for notebook in chapters(root):
-        runs = [b for b in BOOK_BACKENDS if (root / "book" / b / notebook.name).exists()]
+        runs = [(f"book/{b}/{notebook.stem}", b.upper()) for b in BOOK_BACKENDS
+                if (root / "book" / b / notebook.name).exists()]
+        runs += [(f"book/current/{b}/{notebook.stem}", f"{b.upper()}, current stack") for b in BOOK_BACKENDS
+                 if (root / "book" / "current" / b / notebook.name).exists()]
         if not runs:
             continue
         title = chapter_title(notebook)
-        first, *others = runs
-        entry = {"file": f"book/{first}/{notebook.stem}", "title": f"{title} ({first.upper()})"}
+        (first, where), *others = runs
+        entry = {"file": first, "title": f"{title} ({where})"}
         if others:
-            entry["sections"] = [{"file": f"book/{b}/{notebook.stem}", "title": f"… on {b.upper()}"}
-                                 for b in others]
+            entry["sections"] = [{"file": file, "title": f"… on {label}"} for file, label in others]
         parts.append(entry)
     sections = [{"caption": "Chapters", "chapters": parts}] if parts else []
     return {"format": "jb-book", "root": "book/intro",

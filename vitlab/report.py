@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 BOOK_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "mps")  # rocm is torch's cuda device on AMD GPUs
-BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline")
+BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline", "mode=eager",
+                  "dtype=fp32", "train fp32", "train fp32 baseline")
 
 NOT_RUN_HINT = {
     "cpu": "any machine",
@@ -130,6 +131,8 @@ def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
 def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | None = None) -> Path:
     """book/results.md (and its figures) from all result rows of all backends (and the current stack's)."""
     comparison = stack_comparison(rows, current or [])
+    reference_backends = {r["backend"] for r in rows}
+    rows = rows + [{**r, "backend": f"{r['backend']} (current stack)"} for r in current or []]
     rows = with_speedups(latest_runs(rows))
     figures = book_dir / "figures"
     text = ["# Results across backends", "",
@@ -150,9 +153,9 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     if prov:
         text += [_table(["backend", "chapter", "preset", "device", "CPU ISA", "threads", "torch", "ipex",
                          "transformers", "git", "date"], prov), ""]
-    missing = [b for b in BOOK_BACKENDS if b not in ran]
+    missing = [b for b in BOOK_BACKENDS if b not in reference_backends]
     if missing:
-        text += ["Not run yet:", ""]
+        text += ["Not run yet on the reference stack:", ""]
         text += [f"- **{b}** — not run yet: on {NOT_RUN_HINT[b]}, run "
                  f"`vitlab run --backend {'cuda' if b == 'rocm' else b} --preset full && vitlab book`"
                  for b in missing]
