@@ -45,3 +45,8 @@ def test_weights_of_another_recipe_are_not_reused(tmp_path, monkeypatch):
     recipe = TINY
     model = train.trained("vit-32px", "digits", recipe=recipe)  # retrains instead of loading a wrong file
     assert train.saved_recipe(path) == recipe and model.vitlab_img_size == 32
+    # Weights made by another torch (the current stack shares the cache) are not reused either.
+    monkeypatch.setattr(torch, "__version__", "0.0.1")
+    stamp = path.stat().st_mtime_ns
+    train.trained("vit-32px", "digits", recipe=recipe)
+    assert path.stat().st_mtime_ns != stamp

@@ -94,18 +94,25 @@ def _recipe_key(recipe: dict) -> str:
 
 
 def save_weights(model: nn.Module, path: Path, recipe: dict | None = None) -> Path:
-    """Save the state_dict as safetensors (no pickle: safe to load from anywhere), noting the recipe."""
+    """Save the state_dict as safetensors (no pickle: safe to load from anywhere), noting recipe and torch."""
     from safetensors.torch import save_model
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_model(model, str(path), metadata=None if recipe is None else {"recipe": _recipe_key(recipe)})
+    metadata = {"torch": torch.__version__}
+    if recipe is not None:
+        metadata["recipe"] = _recipe_key(recipe)
+    save_model(model, str(path), metadata=metadata)
     return path
+
+
+def _saved_metadata(path: Path) -> dict:
+    from safetensors import safe_open
+    with safe_open(str(path), "pt") as f:
+        return f.metadata() or {}
 
 
 def saved_recipe(path: Path) -> dict | None:
     """The recipe stored with the weights at `path` by save_weights, or None."""
-    from safetensors import safe_open
-    with safe_open(str(path), "pt") as f:
-        recipe = (f.metadata() or {}).get("recipe")
+    recipe = _saved_metadata(path).get("recipe")
     return None if recipe is None else json.loads(recipe)
 
 
@@ -125,14 +132,15 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
             ) -> nn.Module:
     """Preset `name` trained on `dataset` (digits) by `recipe`: loads saved weights, or trains and saves them.
 
-    Saved weights are used only when they were made by the same recipe (a tuned recipe retrains).
-    Training on the CPU with fixed seeds is deterministic: the porting chapter's weights and these agree.
+    Saved weights are used only when they were made by the same recipe and torch version (a tuned recipe
+    or another stack sharing the cache retrains). Training on the CPU with fixed seeds is deterministic:
+    the porting chapter's weights and these agree.
     """
     from safetensors.torch import load_model
     recipe = DIGITS_RECIPE if recipe is None else recipe
     path = weights_path(name, dataset)
     note = f"trained on {dataset} ({'vitlab.train.DIGITS_RECIPE' if recipe == DIGITS_RECIPE else f'recipe {recipe}'})"
-    if path.exists() and saved_recipe(path) == json.loads(_recipe_key(recipe)):
+    if path.exists() and _saved_metadata(path) == {"recipe": _recipe_key(recipe), "torch": torch.__version__}:
         model = build(name)
         load_model(model, str(path))  # safetensors holds tensors only: nothing to unpickle
     elif "intel_extension_for_pytorch" in sys.modules:
