@@ -70,15 +70,15 @@ def stack(root: Path = ROOT) -> str:
     return "reference" if importlib.metadata.version("torch") == pinned else "current"
 
 
-def book_paths(backend_dir: str, lane: str, root: Path = ROOT) -> tuple[Path, Path]:
-    """(folder for executed notebooks, result-row file) of `backend_dir` on stack `lane`.
+def book_paths(backend_dir: str, lane: str, book_dir: Path) -> tuple[Path, Path]:
+    """(folder for executed notebooks, result-row file) of `backend_dir` on stack `lane`, under `book_dir`.
 
     The reference stack's runs are the book's pages; the current stack's are kept apart under
-    book/current/ and book/results/current/ so that the results page compares stacks, never mixes them.
+    <book_dir>/current/ and <book_dir>/results/current/ so the results page compares stacks, never mixes them.
     """
     if lane == "reference":
-        return root / "book" / backend_dir, root / "book" / "results" / f"{backend_dir}.jsonl"
-    return root / "book" / lane / backend_dir, root / "book" / "results" / lane / f"{backend_dir}.jsonl"
+        return book_dir / backend_dir, book_dir / "results" / f"{backend_dir}.jsonl"
+    return book_dir / lane / backend_dir, book_dir / "results" / lane / f"{backend_dir}.jsonl"
 
 
 def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backend: str, preset: str,
@@ -132,9 +132,7 @@ def run(backend: str, preset: str, names: list[str] | None = None, root: Path = 
     device = pick_device(backend)
     backend_dir = backend_name(device)
     lane = stack(root)
-    out_dir, results_file = book_paths(backend_dir, lane, root)
-    if into is not None:
-        out_dir, results_file = into / lane / backend_dir, into / "results" / lane / f"{backend_dir}.jsonl"
+    out_dir, results_file = book_paths(backend_dir, lane, root / "book" if into is None else into)
     env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     outcomes = []
