@@ -95,6 +95,7 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
         pytest.skip("Chromium is not installed: run tools/setup-browser.sh")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
     options = webdriver.ChromeOptions()
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"):
@@ -103,10 +104,14 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     try:
         html = root / "_build" / "html"
-        checks = {"index.html": ("vitlab", 0), "book/cpu/01_first.html": ("First chapter", 1),
-                  "book/results.html": ("Results across backends", 1)}
-        for page_path, (text, images) in checks.items():
+        # index.html is Jupyter Book's meta-refresh redirect to the root page: wait until it lands there.
+        checks = {"index.html": ("book/intro.html", "vitlab", 0),
+                  "book/cpu/01_first.html": ("book/cpu/01_first.html", "First chapter", 1),
+                  "book/results.html": ("book/results.html", "Results across backends", 1)}
+        for page_path, (lands_on, text, images) in checks.items():
             driver.get((html / page_path).as_uri())
+            WebDriverWait(driver, 30).until(lambda d: d.current_url.endswith(lands_on)
+                                            and d.find_elements("tag name", "main"))
             assert text in driver.find_element("tag name", "main").text
             loaded = driver.execute_script(
                 "return [...document.querySelectorAll('main img')].filter(i => i.complete && i.naturalWidth > 0).length")
