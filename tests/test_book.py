@@ -70,12 +70,13 @@ def ran_book(small_book):
 
 def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
     root, outcomes, cuda_before = ran_book
+    pages, rows_file = book.book_paths("cpu", book.stack(root), root / "book")  # book/cpu or book/current/cpu
     assert [(o.notebook, o.ok) for o in outcomes] == [("01_first", True), ("02_broken", False), ("03_third", True)]
     assert "RuntimeError: made to fail mid-way" in outcomes[1].detail
-    assert sorted(p.name for p in (root / "book" / "cpu").iterdir()) == ["01_first.ipynb", "03_third.ipynb"]
-    executed = nbformat.read(root / "book" / "cpu" / "01_first.ipynb", as_version=4)
+    assert sorted(p.name for p in pages.iterdir()) == ["01_first.ipynb", "03_third.ipynb"]
+    executed = nbformat.read(pages / "01_first.ipynb", as_version=4)
     assert any('backend = "cpu"' in c.source for c in executed.cells)  # papermill injected the parameters
-    rows = [json.loads(line) for line in (root / "book" / "results" / "cpu.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert sorted({r["notebook"] for r in rows}) == ["01_first", "03_third"]  # the failed run's row stays out
     assert len({r["run_id"] for r in rows}) == 1
     assert (root / "book" / "results" / "cuda.jsonl").read_bytes() == cuda_before
@@ -85,11 +86,13 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     root = ran_book[0]
     index = book.build(root)
     assert index.exists()
+    reference = book.stack(root) == "reference"
     toc = (root / "_toc.yml").read_text()
-    assert "book/cpu/01_first" in toc and "02_broken" not in toc
+    chapter = "book/cpu/01_first" if reference else "book/current/cpu/01_first"
+    assert chapter in toc and "02_broken" not in toc
     page = (root / "book" / "results.md").read_text()
     assert "not run yet" in page and "vitlab run --backend xpu" in page
-    assert "| cpu | toy | faster | 1 |" in page
+    assert f"| {'cpu' if reference else 'cpu (current stack)'} | toy | faster | 1 |" in page
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("Chromium is not installed: run tools/setup-browser.sh")
@@ -106,7 +109,7 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
         html = root / "_build" / "html"
         # index.html is Jupyter Book's meta-refresh redirect to the root page: wait until it lands there.
         checks = {"index.html": ("book/intro.html", "vitlab", 0),
-                  "book/cpu/01_first.html": ("book/cpu/01_first.html", "First chapter", 1),
+                  f"{chapter}.html": (f"{chapter}.html", "First chapter", 1),
                   "book/results.html": ("book/results.html", "Results across backends", 1)}
         for page_path, (lands_on, text, images) in checks.items():
             driver.get((html / page_path).as_uri())
