@@ -121,9 +121,10 @@ def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
         other = theirs.get(key(ours))
         if other is None or not ours.get("throughput") or not other.get("throughput"):
             continue
+        run = lambda r: f"torch {r['versions'].get('torch')}, {r.get('preset')}"
         table.append([ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"],
-                      ours["versions"].get("torch"), ours["throughput"], ours.get("speedup"),
-                      other["versions"].get("torch"), other["throughput"], other.get("speedup"),
+                      run(ours), ours["throughput"], ours.get("speedup"),
+                      run(other), other["throughput"], other.get("speedup"),
                       other["throughput"] / ours["throughput"]])
     return table
 
@@ -180,9 +181,13 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
              "variants both ran, on the same machine class. *current/reference* is the throughput ratio "
              "(>1: today's stack is faster); each stack's speedup is against its own baseline.", ""]
     if comparison:
-        text += [_table(["backend", "chapter", "model", "variant", "batch", "torch (ref.)", "items/s (ref.)",
-                         "speedup (ref.)", "torch (current)", "items/s (current)", "speedup (current)",
+        text += [_table(["backend", "chapter", "model", "variant", "batch", "reference run", "items/s (ref.)",
+                         "speedup (ref.)", "current run", "items/s (current)", "speedup (current)",
                          "current/reference"], comparison), ""]
+        text += ["A chapter's quick and full presets time the same variants with more or fewer repetitions, "
+                 "so rows of different presets compare; chapters whose presets use different models "
+                 "(chapter 02: ViT-Ti in quick, ViT-B in full) only appear here once both stacks ran the same "
+                 "preset.", ""]
     else:
         text += ["No variant has been run on both stacks yet: run `.venv-current/bin/vitlab run --backend cpu` "
                  "after `bash tools/setup.sh current`.", ""]
