@@ -162,7 +162,10 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
                  for b in missing]
         text.append("")
     if _peak_plot(rows, figures / "peak_fraction.png"):
-        text += ["## Achieved FLOP/s", "", "![achieved FLOP/s as a fraction of peak](figures/peak_fraction.png)", ""]
+        text += ["## Achieved FLOP/s", "", "![achieved FLOP/s as a fraction of peak](figures/peak_fraction.png)", "",
+                 "A CPU's peak is computed at the clock the operating system reports (in a virtual machine, "
+                 "usually the nominal clock); cores that boost above it can exceed 100% of it. A GPU's peak "
+                 "is the vendor's dense figure for the precision.", ""]
     for notebook in sorted({r["notebook"] for r in rows}):
         chapter = [r for r in rows if r["notebook"] == notebook]
         text += [f"## {notebook}", ""]
