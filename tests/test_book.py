@@ -150,6 +150,10 @@ def test_speedups_compare_with_the_baseline_of_the_same_backend():
              "run_id": "old", "time": "0"}]
     latest = report.with_speedups(report.latest_runs(rows))
     assert {r["variant"]: r["speedup"] for r in latest} == {"eager": 1.0, "compiled": 2.5}
+    # chapter 02 names its variants by mode and dtype: eager fp32 is the baseline of the bf16 modes too
+    modes = [{**rows[0], "variant": v, "throughput": t} for v, t in
+             (("mode=eager, dtype=bf16", 20.0), ("mode=eager, dtype=fp32", 8.0), ("mode=default, dtype=bf16", 22.0))]
+    assert [r["speedup"] for r in report.with_speedups(modes)] == [2.5, 1.0, 2.75]
 
 
 def _row(torch_version, variant, throughput, model="m", preset="quick", run_id="r"):

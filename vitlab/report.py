@@ -5,7 +5,8 @@ from pathlib import Path
 
 BOOK_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "mps")  # rocm is torch's cuda device on AMD GPUs
 BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline", "mode=eager",
-                  "dtype=fp32", "train fp32", "train fp32 baseline")
+                  "dtype=fp32", "train fp32", "train fp32 baseline", "mode=eager, dtype=fp32",
+                  "mode=eager, dtype=fp32, sweep")
 
 NOT_RUN_HINT = {
     "cpu": "any machine",
