@@ -93,21 +93,43 @@ def _speedup_plot(rows: list[dict], notebook: str, path: Path) -> bool:
 
 
 def _peak_plot(rows: list[dict], path: Path) -> bool:
-    """Achieved FLOP/s as a fraction of the device's peak, where rows know it."""
+    """Achieved FLOP/s as a fraction of the device's peak against batch size, one panel per backend."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    points = [r for r in rows if r.get("peak_fraction") is not None]
-    if not points:
+    series: dict[tuple, dict] = {}
+    for r in rows:
+        if r.get("peak_fraction") is not None:
+            name = f"{r['model']} · {str(r['variant']).replace(', sweep', '')}"  # a sweep extends its variant
+            series.setdefault((r["backend"], name), {})[r["batch"]] = 100 * r["peak_fraction"]
+    if not series:
         return False
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(points) + 1.5))
-    labels = [f"{r['backend']} · {r['model']} · {r['variant']} · b{r['batch']}" for r in points]
-    ax.barh(labels, [100 * r["peak_fraction"] for r in points])
-    ax.invert_yaxis()
-    ax.set_xlabel("achieved FLOP/s, % of the device's peak")
-    ax.set_title("How close each variant gets to the hardware's limit")
-    fig.tight_layout()
+    backends = list(dict.fromkeys(backend for backend, _ in series))
+    names = list(dict.fromkeys(name for _, name in series))
+    models = {name.split(" · ")[0] for name in names}
+    colours = {name: f"C{i % 10}" for i, name in enumerate(names)}  # a variant has one colour in every panel
+    fig, axes = plt.subplots(1, len(backends), figsize=(5 * len(backends) + 1, 5.5), sharey=True, squeeze=False)
+    handles = {}
+    for ax, backend in zip(axes[0], backends):
+        for (where, name), points in series.items():
+            if where == backend:
+                batches = sorted(points)
+                line, = ax.plot(batches, [points[b] for b in batches], color=colours[name],
+                                marker="o" if len(batches) > 1 else "x", linestyle="-" if len(batches) > 1 else "none",
+                                label=name.split(" · ", 1)[1] if len(models) == 1 else name)
+                handles.setdefault(name, line)
+        ax.axhline(100, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("batch size")
+        ax.set_title(backend)
+    axes[0][0].set_ylabel("achieved FLOP/s, % of the device's peak")
+    fig.suptitle("How close each variant gets to the hardware's limit (dashed: the computed peak)"
+                 + (f" — {models.pop()}" if len(models) == 1 else ""))
+    fig.legend(handles=[handles[n] for n in names], loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 * ((len(names) + 1) // 2), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
