@@ -5,8 +5,8 @@ from pathlib import Path
 
 BOOK_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "mps")  # rocm is torch's cuda device on AMD GPUs
 BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline", "mode=eager",
-                  "dtype=fp32", "train fp32", "train fp32 baseline", "mode=eager, dtype=fp32",
-                  "mode=eager, dtype=fp32, sweep")
+                  "dtype=fp32", "train fp32", "train fp32 baseline", "mode=eager, dtype=fp32")
+SWEEP = ", sweep"  # chapter 02 tags its batch-sweep rows: "mode=eager, dtype=fp32, sweep" is that variant, swept
 
 NOT_RUN_HINT = {
     "cpu": "any machine",
@@ -28,6 +28,11 @@ def latest_runs(rows: list[dict]) -> list[dict]:
     return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
 
 
+def _unswept(variant) -> str:
+    """The variant a batch-sweep row extends."""
+    return str(variant).removesuffix(SWEEP)
+
+
 def with_speedups(rows: list[dict]) -> list[dict]:
     """Each row plus `speedup`: its throughput over its baseline's (same backend, notebook, model, batch)."""
     groups: dict[tuple, list[dict]] = {}
@@ -36,7 +41,7 @@ def with_speedups(rows: list[dict]) -> list[dict]:
     out = []
     for group in groups.values():
         base = next((r for r in group if r.get("baseline")), None) or \
-            next((r for r in group if str(r.get("variant", "")).lower() in BASELINE_NAMES), None)
+            next((r for r in group if _unswept(r.get("variant", "")).lower() in BASELINE_NAMES), None)
         for row in group:
             speedup = None
             if base and base.get("throughput") and row.get("throughput"):
@@ -102,7 +107,7 @@ def _peak_plot(rows: list[dict], path: Path) -> bool:
     series: dict[tuple, dict] = {}
     for r in rows:
         if r.get("peak_fraction") is not None:
-            name = f"{r['model']} · {str(r['variant']).replace(', sweep', '')}"  # a sweep extends its variant
+            name = f"{r['model']} · {_unswept(r['variant'])}"
             series.setdefault((r["backend"], name), {})[r["batch"]] = 100 * r["peak_fraction"]
     if not series:
         return False
@@ -139,12 +144,12 @@ def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
     """Rows of a table: the variants both stacks ran (same backend, chapter, model, variant, batch)."""
     key = lambda r: (r.get("backend"), r.get("notebook"), r.get("model"), r.get("variant"), r.get("batch"))
     theirs = {key(r): r for r in with_speedups(latest_runs(current))}
+    run = lambda r: f"torch {r['versions'].get('torch')}, {r.get('preset')}"
     table = []
     for ours in with_speedups(latest_runs(reference)):
         other = theirs.get(key(ours))
         if other is None or not ours.get("throughput") or not other.get("throughput"):
             continue
-        run = lambda r: f"torch {r['versions'].get('torch')}, {r.get('preset')}"
         table.append([ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"],
                       run(ours), ours["throughput"], ours.get("speedup"),
                       run(other), other["throughput"], other.get("speedup"),
