@@ -3,12 +3,13 @@ import json
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from vitlab import book, report
+from vitlab import book, layout, report, results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,8 +30,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from vitlab import results, timing
 t = timing.timed(lambda: sum(range(1000)), warmup=1, iters=5)
-results.record(NAME, backend, preset, "toy", "eager", 1, timing=t)
-results.record(NAME, backend, preset, "toy", "faster", 1, timing=timing.Timing([v / 2 for v in t.samples_ms], None, 0))
+rec = results.recorder(NAME, backend, preset)
+rec.record("toy", "eager", 1, timing=t, baseline=True)
+rec.record("toy", "faster", 1, timing=timing.Timing([v / 2 for v in t.samples_ms], None, 0))
 fig, ax = plt.subplots(); ax.plot([1, 2, 3]); ax.set_title("a plot"); plt.show()
 """
 
@@ -43,9 +45,10 @@ def small_book(tmp_path):
     shutil.copy(ROOT / "_config.yml", tmp_path)
     shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book")
+    shutil.copytree(ROOT / "book" / "_ext", tmp_path / "book" / "_ext")  # _config.yml's local extension
     _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
     _notebook(tmp_path / "notebooks" / "02_broken.ipynb",
-              "from vitlab import results\nresults.record('02_broken', backend, preset, 'toy', 'eager', 1)\n"
+              "from vitlab import results\nresults.recorder('02_broken', backend, preset).record('toy', 'eager', 1)\n"
               "raise RuntimeError('made to fail mid-way')", "Broken chapter")
     _notebook(tmp_path / "notebooks" / "03_third.ipynb", "NAME = '03_third'\n" + RECORD, "Third chapter")
     other = tmp_path / "book" / "results" / "cuda.jsonl"
@@ -64,18 +67,22 @@ def test_select_by_number_stem_or_name(small_book):
 @pytest.fixture
 def ran_book(small_book):
     cuda_before = (small_book / "book" / "results" / "cuda.jsonl").read_bytes()
-    outcomes = book.run("cpu", "quick", None, small_book)
+    outcomes = book.run("cpu", "cpu", "quick", book.chapters(small_book), book.stack(small_book), small_book / "book",
+                        root=small_book)
     return small_book, outcomes, cuda_before
 
 
 def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
     root, outcomes, cuda_before = ran_book
-    pages, rows_file = book.book_paths("cpu", book.stack(root), root / "book")  # book/cpu or book/current/cpu
+    stack = book.stack(root)
+    pages, rows_file = layout.pages_dir("cpu", stack, root / "book"), layout.rows_file("cpu", stack, root / "book")
     assert [(o.notebook, o.ok) for o in outcomes] == [("01_first", True), ("02_broken", False), ("03_third", True)]
     assert "RuntimeError: made to fail mid-way" in outcomes[1].detail
     assert sorted(p.name for p in pages.iterdir()) == ["01_first.ipynb", "03_third.ipynb"]
     executed = nbformat.read(pages / "01_first.ipynb", as_version=4)
-    assert any('backend = "cpu"' in c.source for c in executed.cells)  # papermill injected the parameters
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and 'backend = "cpu"' in injected[0].source  # papermill injected the parameters,
+    assert "remove-cell" in injected[0].metadata["tags"]                    # which the page does not show
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert sorted({r["notebook"] for r in rows}) == ["01_first", "03_third"]  # the failed run's row stays out
     assert len({r["run_id"] for r in rows}) == 1
@@ -84,7 +91,12 @@ def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
 
 def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     root = ran_book[0]
-    index = book.build(root)
+    # `vitlab book` only reads rows and runs Jupyter Book: it builds with torch unimportable.
+    code = ("import sys; sys.modules['torch'] = None\nfrom pathlib import Path\nfrom vitlab import book\n"
+            "print(book.build(Path(sys.argv[1])))")
+    built = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+    index = Path(built.stdout.strip().splitlines()[-1])
     assert index.exists()
     reference = book.stack(root) == "reference"
     toc = (root / "_toc.yml").read_text()
@@ -128,6 +140,59 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
         driver.quit()
 
 
+CHAPTER_PAGES = sorted(p.relative_to(ROOT).with_suffix("").as_posix()
+                       for p in (ROOT / "book").glob("**/[0-9][0-9]_*.ipynb"))  # book/[current/]<backend>/NN_name
+
+
+class _Page(HTMLParser):
+    """A built page's hrefs and its visible text (no tag attributes, scripts or styles)."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.hrefs, self.text, self._hidden = [], [], 0
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag in ("script", "style")
+        self.hrefs += [value for name, value in attrs if tag == "a" and name == "href" and value]
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    """The repository's own book (every executed chapter), built once in a copy so the tree stays as it is."""
+    root = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, root)
+    for name in ("book", "notebooks", "requirements"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    book.build(root)
+    return root / "_build" / "html"
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, page):
+    html = (built_book / f"{page}.html").read_text()
+    parsed = _Page(html)
+    clean = f"notebooks/{Path(page).name}.ipynb"
+    colab = [h for h in parsed.hrefs if h.startswith("https://colab.research.google.com/")]
+    binder = [h for h in parsed.hrefs if h.startswith("https://mybinder.org/")]
+    assert colab and binder, f"{page}: no Colab/Binder launch button"
+    for href in colab + binder:  # not the executed copy with papermill's pinned parameters
+        assert clean in href and "book/" not in href, href
+    text = "".join(parsed.text)
+    assert "NBVAL_IGNORE_OUTPUT" not in html and "nbval" not in text.lower()  # the tag is only a CSS class
+    assert "# Parameters" not in text  # papermill's injected-parameters cell
+    assert "On Colab or a fresh cloud kernel" not in text  # the install cell
+    assert 'preset = "' not in text  # the parameters cell
+
+
 def test_cli_refuses_an_absent_backend_without_touching_the_book():
     from vitlab.device import available_backends
     if "xpu" in available_backends():
@@ -141,24 +206,28 @@ def test_cli_refuses_an_absent_backend_without_touching_the_book():
     assert {p: p.stat().st_mtime_ns for p in (ROOT / "book").rglob("*")} == before
 
 
-def test_speedups_compare_with_the_baseline_of_the_same_backend():
-    rows = [{"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "eager", "throughput": 10.0,
-             "run_id": "a", "time": "1"},
-            {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "compiled", "throughput": 25.0,
-             "run_id": "a", "time": "1"},
-            {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "variant": "eager", "throughput": 1.0,
-             "run_id": "old", "time": "0"}]
-    latest = report.with_speedups(report.latest_runs(rows))
+def test_speedups_compare_with_the_baseline_row_of_the_same_group():
+    base = {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "run_id": "a", "time": "1"}
+    rows = [{**base, "variant": "eager", "throughput": 10.0, "baseline": True},
+            {**base, "variant": "compiled", "throughput": 25.0},
+            {**base, "variant": "eager", "throughput": 1.0, "baseline": True, "run_id": "old", "time": "0"}]
+    latest = results.with_speedups(results.latest_runs(rows))
     assert {r["variant"]: r["speedup"] for r in latest} == {"eager": 1.0, "compiled": 2.5}
-    # chapter 02 names its variants by mode and dtype: eager fp32 is the baseline of the bf16 modes too
-    modes = [{**rows[0], "variant": v, "throughput": t} for v, t in
-             (("mode=eager, dtype=bf16", 20.0), ("mode=eager, dtype=fp32", 8.0), ("mode=default, dtype=bf16", 22.0))]
-    assert [r["speedup"] for r in report.with_speedups(modes)] == [2.5, 1.0, 2.75]
+    # groups and sweeps are separate comparisons, whatever the variants are called
+    grouped = [{**base, "variant": "eager", "group": "bf16", "throughput": 20.0, "baseline": True},
+               {**base, "variant": "default", "group": "bf16", "throughput": 30.0},
+               {**base, "variant": "eager", "group": "fp32", "throughput": 8.0, "baseline": True},
+               {**base, "variant": "eager", "sweep": True, "throughput": 4.0, "baseline": True},
+               {**base, "variant": "default", "sweep": True, "throughput": 6.0},
+               {**base, "variant": "orphan", "group": "int8", "throughput": 5.0}]
+    assert [r["speedup"] for r in results.with_speedups(grouped)] == [1.0, 1.5, 1.0, 1.0, 1.5, None]
+    assert results.baseline_problems(grouped) == ["('cpu', 'n', 'm', 1, 'int8', False): 0 baseline rows"]
 
 
 def _row(torch_version, variant, throughput, model="m", preset="quick", run_id="r"):
     return {"backend": "cpu", "notebook": "n", "model": model, "batch": 8, "variant": variant, "preset": preset,
-            "throughput": throughput, "run_id": run_id, "time": "1", "versions": {"torch": torch_version}}
+            "throughput": throughput, "run_id": run_id, "time": "1", "versions": {"torch": torch_version},
+            "baseline": variant == "eager"}
 
 
 def test_the_stack_comparison_pairs_only_variants_both_stacks_ran(tmp_path):

@@ -37,3 +37,11 @@ def test_absent_backend_gives_one_line_and_exit_2():
         pytest.skip("every backend is present")
     result = vitlab("env", "--backend", absent)
     assert result.returncode == 2 and "not available on this machine" in result.stderr
+
+
+@pytest.mark.parametrize("into", ["/proc/nope", "/dev/null/sub"])
+def test_run_into_a_folder_that_cannot_be_made_gives_one_line_and_exit_2(into):
+    result = vitlab("run", "--backend", "cpu", "--only", "01", "--into", into)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(f"vitlab run: cannot write into '{into}'") and "Traceback" not in result.stderr

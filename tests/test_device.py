@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from vitlab import device
+from vitlab import device, machine
 
 
 def test_auto_picks_an_available_backend():
@@ -14,7 +14,7 @@ def test_cpu_is_always_there():
 
 
 def test_unknown_backend_names_the_choices():
-    with pytest.raises(device.BackendError, match=r"unknown backend 'tpu'.*auto, cpu, cuda, xpu, mps"):
+    with pytest.raises(device.BackendError, match=r"unknown backend 'tpu'.*auto, cpu, cuda, xpu, mps, rocm"):
         device.pick_device("tpu")
 
 
@@ -34,7 +34,7 @@ def test_rocm_is_reported_when_torch_is_a_hip_build(monkeypatch):
 
 
 def test_describe_has_isa_threads_memory_and_versions():
-    info = device.describe("cpu")
+    info = machine.describe("cpu")
     assert info["cpu_isa"] == torch.backends.cpu.get_cpu_capability()
     assert info["threads"] == torch.get_num_threads()
     assert info["memory_gb"] > 0
@@ -42,17 +42,17 @@ def test_describe_has_isa_threads_memory_and_versions():
 
 
 def test_peak_is_a_number_with_its_basis_or_says_unknown():
-    peak, basis = device.peak_flops("cpu")
+    peak, basis = machine.peak_flops("cpu")
     if peak is None:
         assert basis.startswith("unknown")
     else:
         # threads x FLOP/cycle x clock: between 1 and 1000 GFLOP/s per thread for any real CPU
         assert 1e9 < peak / torch.get_num_threads() < 1e12
         assert "FLOP/cycle" in basis
-    bf16, basis = device.peak_flops("cpu", torch.bfloat16)
-    assert (bf16 is None) == ("avx512_bf16" not in device._cpu_flags() or "amx_bf16" in device._cpu_flags()
+    bf16, basis = machine.peak_flops("cpu", torch.bfloat16)
+    assert (bf16 is None) == ("avx512_bf16" not in machine.cpu_flags() or "amx_bf16" in machine.cpu_flags()
                               or peak is None)
-    assert device.peak_flops("cpu", torch.float16)[0] is None
+    assert machine.peak_flops("cpu", torch.float16)[0] is None
 
 
 @pytest.mark.parametrize("flags, family, expected", [
@@ -62,19 +62,36 @@ def test_peak_is_a_number_with_its_basis_or_says_unknown():
     ({"avx512f", "avx512_bf16", "amx_bf16"}, None, None),    # AMX: not modelled
 ])
 def test_cpu_bf16_peak_is_twice_fp32_only_with_avx512_bf16(monkeypatch, flags, family, expected):
-    monkeypatch.setattr(device, "_cpu_flags", lambda: flags)
-    monkeypatch.setattr(device, "_amd_family", lambda: family)
-    monkeypatch.setattr(device, "_cpu_ghz", lambda: 2.0)
+    monkeypatch.setattr(machine, "cpu_flags", lambda: flags)
+    monkeypatch.setattr(machine, "_amd_family", lambda: family)
+    monkeypatch.setattr(machine, "_cpu_ghz", lambda: 2.0)
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
-    peak, basis = device.peak_flops("cpu", torch.bfloat16)
+    peak, basis = machine.peak_flops("cpu", torch.bfloat16)
     if expected is None:
         assert peak is None and basis.startswith("unknown for bf16")
     else:
         threads = torch.get_num_threads()
         assert peak == pytest.approx(threads * expected * 2.0e9)
         assert f"{expected} bf16 FLOP/cycle" in basis and "VDPBF16PS" in basis
-        assert peak == pytest.approx(2 * device.peak_flops("cpu", torch.float32)[0])
+        assert peak == pytest.approx(2 * machine.peak_flops("cpu", torch.float32)[0])
 
 
 def test_synchronize_on_cpu_is_a_no_op():
     device.synchronize("cpu")
+
+
+@pytest.mark.parametrize("name, entry", [
+    ("NVIDIA H200", "H200"), ("NVIDIA H200 NVL", "H200 NVL"), ("NVIDIA L40S", "L40S"), ("NVIDIA L4", "L4"),
+    ("Tesla T4", "T4"), ("NVIDIA GeForce RTX 4090", None), ("AMD Instinct MI210", "MI210"),
+])
+def test_gpu_datasheet_matches_whole_names_longest_first(name, entry):
+    found = machine.gpu_datasheet(name)
+    assert (found[0] if found else None) == entry
+
+
+def test_one_cpuinfo_reader_gives_name_and_flags():
+    info = machine.cpuinfo()
+    if not info:
+        pytest.skip("no /proc/cpuinfo here")
+    assert machine.cpu_name() == info["model name"]
+    assert ("avx2" in machine.cpu_flags()) == (torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"))

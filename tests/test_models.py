@@ -3,7 +3,7 @@ import time
 import pytest
 import torch
 
-from vitlab import models
+from vitlab import models, paths
 
 
 @pytest.mark.parametrize("name, params, classes", [
@@ -33,14 +33,14 @@ def test_unknown_model_names_the_presets():
 
 def test_offline_pretrained_falls_back_fast_and_says_so(capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    models.hub_offline_reason.cache_clear()
+    paths.hub_offline_reason.cache_clear()
     start = time.perf_counter()
     model = models.build("vit-b16-hf", pretrained=True)
     assert time.perf_counter() - start < 15  # no 30-second retry stall
     assert model.vitlab_weights == "random init (offline: HF_HUB_OFFLINE=1)"
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "random weights" in out[0]
-    models.hub_offline_reason.cache_clear()
+    paths.hub_offline_reason.cache_clear()
 
 
 def test_class_names_of_the_hf_model_are_imagenet_names():

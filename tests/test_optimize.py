@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from vitlab import ipex, optimize
-from vitlab.device import versions
+from vitlab.machine import versions
 
 
 def tiny_model() -> nn.Module:

@@ -62,7 +62,26 @@ def test_a_crashing_writer_leaves_complete_rows(tmp_path):
     assert [r["variant"] for r in results.load(tmp_path)] == ["earlier", "complete"]
 
 
-def test_record_defaults_to_results_dir_by_backend(tmp_path, monkeypatch):
+def test_the_recorder_puts_its_context_on_every_row(tmp_path, monkeypatch):
     monkeypatch.setenv("VITLAB_RESULTS", str(tmp_path))
-    row = results.record("nb", "cpu", "quick", "m", "v", 1)
-    assert (tmp_path / "cpu.jsonl").exists() and results.load()[-1]["run_id"] == row["run_id"]
+    rec = results.recorder("nb", "cpu", "quick")
+    t = timing.Timing([2.0, 2.0], None, 0)
+    rec.record("m", "eager", 1, timing=t, baseline=True)
+    rec.record("m", "fast", 1, timing=timing.Timing([1.0, 1.0], None, 0), spread=0.03)
+    rec.record("m", "eager", 8, timing=t, baseline=True, sweep=True)
+    rec.record("m", "ipex", 1, skipped="IPEX unavailable: torch 2.14 is not 2.8")
+    stored = results.load()
+    assert stored == rec.rows and (tmp_path / "cpu.jsonl").exists()
+    assert {(r["notebook"], r["backend"], r["preset"]) for r in stored} == {("nb", "cpu", "quick")}
+    assert [r["baseline"] for r in stored] == [True, False, True, False]
+    assert [r["sweep"] for r in stored] == [False, False, True, False]
+    assert stored[1]["spread"] == 0.03 and stored[0]["spread"] is None
+    skipped = stored[3]
+    assert skipped["median_ms"] is None and skipped["throughput"] is None and skipped["engaged"] is False
+    assert [r["speedup"] for r in rec.speedups(batch=1)] == [1.0, 2.0, None]
+    assert results.baseline_problems(stored) == []
+
+
+def test_a_skipped_variant_cannot_carry_a_timing():
+    with pytest.raises(ValueError, match="carries no timing"):
+        _row(skipped="no IPEX")

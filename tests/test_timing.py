@@ -50,3 +50,55 @@ def test_overhead_is_far_below_one_percent_of_a_millisecond():
 def test_rejects_zero_iterations():
     with pytest.raises(ValueError, match="iters"):
         timing.timed(lambda: None, iters=0)
+
+
+def test_interleaved_times_every_candidate_once_per_round_in_turn():
+    order = []
+    out = timing.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+                             rounds=3, warmup=2, iters=6, rewarm=0)
+    # round 1: a's first call + 2 warm-ups + 2 samples, then b's; rounds 2 and 3: 2 samples each, in turn
+    assert order == ["a"] * 5 + ["b"] * 5 + (["a"] * 2 + ["b"] * 2) * 2
+    assert set(out) == {"a", "b"}
+    assert all(len(t.samples_ms) == 6 and len(t.round_medians_ms) == 3 for t in out.values())
+    assert all(t.first_call_s is not None for t in out.values())
+
+
+def test_interleaved_spread_is_range_over_median_of_round_medians():
+    # A fake clock: each call of a candidate advances time by its scripted duration (ms).
+    now = [0.0]
+    durations = iter([10, 10, 10,   # round 1: first call, then two samples of 10 ms (warmup=0)
+                      12, 12,       # round 2: samples of 12 ms
+                      8, 8])        # round 3: samples of 8 ms
+
+    def work():
+        now[0] += next(durations) / 1000
+
+    t = timing.interleaved({"only": work}, rounds=3, warmup=0, iters=6, rewarm=0, clock=lambda: now[0])["only"]
+    assert t.round_medians_ms == pytest.approx([10, 12, 8])
+    assert t.spread == pytest.approx((12 - 8) / 10)
+    assert t.median_ms == pytest.approx(10) and t.samples_ms == pytest.approx([10, 10, 12, 12, 8, 8])
+
+
+def test_interleaved_single_round_has_zero_spread_and_rejects_zero_rounds():
+    t = timing.interleaved({"x": lambda: None}, rounds=1, warmup=0, iters=3)["x"]
+    assert t.spread == 0.0 and len(t.samples_ms) == 3
+    with pytest.raises(ValueError, match="rounds"):
+        timing.interleaved({"x": lambda: None}, rounds=0)
+
+
+def test_interleaved_passes_arguments_and_keeps_last_output():
+    t = timing.interleaved({"double": lambda x: 2 * x}, 21, rounds=2, warmup=0, iters=2)["double"]
+    assert t.output == 42
+
+
+@pytest.mark.parametrize("dtype", [timing.torch.float32, timing.torch.bfloat16])
+def test_gemm_ceiling_is_positive_and_names_its_dtype(dtype):
+    rate, basis = timing.gemm_ceiling("cpu", dtype, size=256, warmup=1, iters=2)
+    assert rate > 0
+    assert str(dtype).replace("torch.", "") in basis and "256x256x256" in basis and "measured" in basis
+
+
+def test_gemm_ceiling_int8_measures_or_says_why():
+    rate, basis = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
+    assert "int8" in basis
+    assert (rate is None and basis) or (rate > 0 and "OP/s" in basis)

@@ -19,10 +19,32 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
          "(set VITLAB_PYTHON to a python3.11)" >&2
 fi
 
-stamp=$venv/.vitlab-setup
 want=$(cat "$requirements" pyproject.toml | sha256sum | cut -c1-16)
 quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+
+# Every install runs through the environment's real path, never through the .venv link: pip writes
+# each console script's shebang from the interpreter's path, so a script installed through a link
+# would point into the checkout that made the link and break once that checkout is deleted.
+pip_install() { "$1/bin/python" -m pip install --quiet "${@:2}" 2>&1 | quiet; }
+
+# Scripts whose shebang names a python outside the environment (written by an older setup.sh
+# through a checkout's link) are rewritten to the environment's own python.
+repair_shebangs() {
+    local env=$1 bad=0 script first
+    for script in "$env"/bin/*; do
+        [ -f "$script" ] && [ ! -L "$script" ] || continue
+        IFS= read -r first < "$script" 2>/dev/null || continue
+        case "$first" in
+            "#!$env/bin/python"*|"#!/bin/sh"|"#!/usr/bin/env "*) ;;
+            '#!'*python*) sed -i "1s|.*|#!$env/bin/python|" "$script"; bad=$((bad + 1)) ;;
+        esac
+    done
+    [ "$bad" -eq 0 ] || echo "setup: repaired $bad script(s) in $env whose shebang pointed outside it"
+}
+
+real=$(readlink -f "$venv" 2>/dev/null || true)
+if [ -f "$venv/.vitlab-setup" ] && [ "$(cat "$venv/.vitlab-setup")" = "$want" ]; then
+    repair_shebangs "$real"
     echo "setup: $venv is up to date ($want)"
     exit 0
 fi
@@ -32,22 +54,24 @@ fi
 # re-points the editable vitlab install at itself. VITLAB_ENV_CACHE=none builds in place.
 cache_root=${VITLAB_ENV_CACHE:-$HOME/.cache/vitlab/envs}
 if [ ! -e "$venv" ] && [ "$cache_root" != none ]; then
-    cached=$cache_root/$lane-$want
+    mkdir -p "$cache_root"
+    cached=$(readlink -f "$cache_root")/$lane-$want
     if [ -f "$cached/.vitlab-setup" ]; then
+        repair_shebangs "$cached"
         ln -s "$cached" "$venv"
-        "$venv/bin/python" -m pip install --quiet --no-deps -e . 2>&1 | quiet
+        pip_install "$cached" --no-deps -e .
         echo "setup: $venv -> $cached (cached environment for these requirements)"
         exit 0
     fi
     rm -rf "$cached"
-    mkdir -p "$cache_root"
     "$python" -m venv "$cached"
     ln -s "$cached" "$venv"
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+real=$(readlink -f "$venv")
 echo "setup: installing the $lane environment into $venv ($requirements; several GB)"
-"$venv/bin/python" -m pip install --quiet -r "$requirements" 2>&1 | quiet
-"$venv/bin/python" -m pip install --quiet --no-deps -e . 2>&1 | quiet
-"$venv/bin/python" -c "import torch, timm, transformers, vitlab; print('setup: torch', torch.__version__, '| transformers', transformers.__version__, '| timm', timm.__version__)"
-echo "$want" > "$stamp"
+pip_install "$real" -r "$requirements"
+pip_install "$real" --no-deps -e .
+"$real/bin/python" -c "import torch, timm, transformers, vitlab; print('setup: torch', torch.__version__, '| transformers', transformers.__version__, '| timm', timm.__version__)"
+echo "$want" > "$real/.vitlab-setup"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from vitlab.report import BOOK_BACKENDS, write_results_page
-from vitlab.results import append, git_sha, load, load_file as load_rows
+from vitlab import layout
+from vitlab.report import write_results_page
+from vitlab.store import append, git_sha, load, load_file as load_rows
 
-ROOT = Path(__file__).resolve().parent.parent
-PRESET_CHOICES = ("quick", "full")
+ROOT = layout.ROOT
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
@@ -70,20 +70,36 @@ def stack(root: Path = ROOT) -> str:
     return "reference" if importlib.metadata.version("torch") == pinned else "current"
 
 
-def book_paths(backend_dir: str, lane: str, book_dir: Path) -> tuple[Path, Path]:
-    """(folder for executed notebooks, result-row file) of `backend_dir` on stack `lane`, under `book_dir`.
+def hide_injected_parameters(notebook: Path) -> None:
+    """Tag papermill's injected-parameters cell `remove-cell`: the page shows the story, not the plumbing."""
+    import nbformat
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nbformat.write(nb, notebook)
 
-    The reference stack's runs are the book's pages; the current stack's are kept apart under
-    <book_dir>/current/ and <book_dir>/results/current/ so the results page compares stacks, never mixes them.
-    """
-    if lane == "reference":
-        return book_dir / backend_dir, book_dir / "results" / f"{backend_dir}.jsonl"
-    return book_dir / lane / backend_dir, book_dir / "results" / lane / f"{backend_dir}.jsonl"
+
+def writable_folder(path: Path) -> Path:
+    """`path`, created if needed; ValueError with one line when it cannot be created or written."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".vitlab-write-check-{uuid.uuid4().hex[:8]}"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise ValueError(f"cannot write into {str(path)!r}: {error.strerror or error}") from None
+    return path
 
 
 def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backend: str, preset: str,
-                 root: Path = ROOT, env: dict | None = None) -> Outcome:
-    """Execute one chapter with papermill into `out_dir`, appending its rows to `results_file` on success."""
+                 root: Path = ROOT, env: dict | None = None, backend: str | None = None) -> Outcome:
+    """Execute one chapter with papermill into `out_dir`, appending its rows to `results_file` on success.
+
+    Only rows of `backend` (default: `device_backend`) land there: a CPU-only section of a GPU run
+    measures the host, whose rows must not pass for the backend's.
+    """
     import papermill
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -109,37 +125,37 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backe
     finally:
         os.environ.clear()
         os.environ.update(saved_env)
+    hide_injected_parameters(partial)
     os.replace(partial, out_dir / notebook.name)
-    rows = 0
+    rows, strays = 0, 0
     results_file.parent.mkdir(parents=True, exist_ok=True)
     for produced in sorted((staging / "results").glob("*.jsonl")):
         for row in load_rows(produced):
+            if row.get("backend") != (backend or device_backend):
+                strays += 1
+                continue
             append(row, results_file)  # whole lines only, as the kernel wrote them
             rows += 1
     shutil.rmtree(staging, ignore_errors=True)
-    return Outcome(notebook.stem, True, time.perf_counter() - start, f"{rows} result rows")
+    detail = f"{rows} result rows" + (f" ({strays} of another backend not kept)" if strays else "")
+    return Outcome(notebook.stem, True, time.perf_counter() - start, detail)
 
 
-def run(backend: str, preset: str, names: list[str] | None = None, root: Path = ROOT,
-        into: Path | None = None) -> list[Outcome]:
-    """Run the selected chapters for `backend`; every notebook runs even when one fails.
+def run(device_type: str, backend: str, preset: str, notebooks: list[Path], stack_name: str,
+        book_dir: Path, root: Path = ROOT) -> list[Outcome]:
+    """Run `notebooks` on `device_type` (pages named `backend`, e.g. rocm on cuda) into `book_dir`.
 
-    `into` sends the executed notebooks and rows to another folder instead of the book (for tests).
+    The arguments are resolved by the caller (`vitlab run`); every notebook runs even when one fails.
     """
-    import torch
-
-    from vitlab.device import backend_name, pick_device
-    device = pick_device(backend)
-    backend_dir = backend_name(device)
-    lane = stack(root)
-    out_dir, results_file = book_paths(backend_dir, lane, root / "book" if into is None else into)
+    out_dir = layout.pages_dir(backend, stack_name, book_dir)
+    results_file = layout.rows_file(backend, stack_name, book_dir)
     env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     outcomes = []
-    for notebook in select(names, root):
-        print(f"--- {notebook.stem} on {backend_dir} ({preset}, {lane} stack) -> {out_dir / notebook.name}",
+    for notebook in notebooks:
+        print(f"--- {notebook.stem} on {backend} ({preset}, {stack_name} stack) -> {out_dir / notebook.name}",
               flush=True)
-        outcome = run_notebook(notebook, out_dir, results_file, torch.device(device).type, preset, root, env)
+        outcome = run_notebook(notebook, out_dir, results_file, device_type, preset, root, env, backend)
         print(outcome, flush=True)
         outcomes.append(outcome)
     return outcomes
@@ -160,10 +176,9 @@ def toc(root: Path = ROOT) -> dict:
     """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
     parts = []
     for notebook in chapters(root):
-        runs = [(f"book/{b}/{notebook.stem}", b.upper()) for b in BOOK_BACKENDS
-                if (root / "book" / b / notebook.name).exists()]
-        runs += [(f"book/current/{b}/{notebook.stem}", f"{b.upper()}, current stack") for b in BOOK_BACKENDS
-                 if (root / "book" / "current" / b / notebook.name).exists()]
+        runs = [(layout.page(b, stack_name, notebook.stem), f"{b.upper()}{layout.stack_label(stack_name)}")
+                for stack_name in layout.STACKS for b in layout.BACKENDS
+                if (layout.pages_dir(b, stack_name, root / "book") / notebook.name).exists()]
         if not runs:
             continue
         title = chapter_title(notebook)
@@ -179,7 +194,8 @@ def toc(root: Path = ROOT) -> dict:
 
 def build(root: Path = ROOT) -> Path:
     """Write the results page and _toc.yml, then build the HTML book strictly (warnings are errors)."""
-    write_results_page(load(root / "book" / "results"), root / "book", load(root / "book" / "results" / "current"))
+    book_dir = root / "book"
+    write_results_page(load(layout.rows_dir("reference", book_dir)), book_dir, load(layout.rows_dir("current", book_dir)))
     (root / "_toc.yml").write_text("# Written by `vitlab book` from the executed notebooks in book/<backend>/.\n"
                                    + yaml.safe_dump(toc(root), sort_keys=False))
     jupyter_book = Path(sys.executable).with_name("jupyter-book")

@@ -16,7 +16,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _env(args) -> int:
     from vitlab import ipex
-    from vitlab.device import BackendError, describe, pick_device
+    from vitlab.device import BackendError, pick_device
+    from vitlab.machine import describe
     try:
         device = pick_device(args.backend)
     except BackendError as error:
@@ -41,18 +42,24 @@ def _env(args) -> int:
 
 
 def _run(args) -> int:
-    from vitlab import book
-    from vitlab.device import BackendError, pick_device
+    """Resolve every argument once (a bad one: one line, exit 2, nothing touched), then run the chapters."""
+    from vitlab import book, layout
+    from vitlab.chapter import PRESET_NAMES
     try:
-        pick_device(args.backend)
-        if args.preset not in book.PRESET_CHOICES:
-            raise ValueError(f"unknown preset {args.preset!r}: choose one of {', '.join(book.PRESET_CHOICES)}")
-        book.select(args.only)
-    except (BackendError, ValueError, KeyError) as error:
+        if args.preset not in PRESET_NAMES:
+            raise ValueError(f"unknown preset {args.preset!r}: choose one of {', '.join(PRESET_NAMES)}")
+        notebooks = book.select(args.only)
+        from vitlab.device import BackendError, backend_name, pick_device
+        try:
+            device = pick_device(args.backend)
+        except BackendError as error:
+            raise ValueError(str(error)) from None
+        book_dir = layout.ROOT / "book" if args.into is None else book.writable_folder(args.into)
+    except (ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) else error
         print(f"vitlab run: {message}", file=sys.stderr)
         return 2
-    outcomes = book.run(args.backend, args.preset, args.only, into=args.into)
+    outcomes = book.run(device.type, backend_name(device), args.preset, notebooks, book.stack(), book_dir)
     failed = [o for o in outcomes if not o.ok]
     print(f"{len(outcomes) - len(failed)} of {len(outcomes)} notebooks ran"
           + (f"; failed: {', '.join(o.notebook for o in failed)}" if failed else ""))
@@ -73,7 +80,7 @@ def _book(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vitlab.device import CHOICES
+    from vitlab.layout import BACKEND_CHOICES as CHOICES
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     env = commands.add_parser("env", help="print the hardware/software report")

@@ -1,19 +1,14 @@
 """Real data that works offline: the cat photo, ImageNet names, CIFAR-10 or the digits set."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-
-def cache_dir() -> Path:
-    """Where vitlab keeps downloads, trained weights and scratch results ($VITLAB_CACHE)."""
-    return Path(os.environ.get("VITLAB_CACHE", Path.home() / ".cache" / "vitlab"))
+from vitlab.paths import cache_dir, hub_offline_reason
 
 
 def cat_image():
@@ -89,7 +84,6 @@ def _cifar_unavailable() -> str | None:
     """Why CIFAR-10 cannot be had now, or None."""
     if (cache_dir() / "data" / "cifar-10-batches-py").is_dir():
         return None
-    from vitlab.models import hub_offline_reason
     return hub_offline_reason()
 
 

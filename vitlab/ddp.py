@@ -20,19 +20,22 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-# The collective library per device: gloo for CPUs, NCCL for NVIDIA (RCCL on ROCm builds, same
-# name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
-PROCESS_GROUP_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl"}
+from vitlab.layout import BACKENDS
+
+# The collective library per device (vitlab.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
+# ROCm builds, same name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
+PROCESS_GROUP_BACKENDS = {b.device_type: b.process_group for b in BACKENDS.values() if b.process_group}
 SUMMARY_PREFIX = "VITLAB_DDP_SUMMARY "
 
 
@@ -159,6 +162,7 @@ class Launch:
     output: str
     summary: dict | None
     timed_out: bool = False
+    returncodes: list[int | None] = field(default_factory=list)  # one per torchrun agent
 
     @property
     def ok(self) -> bool:
@@ -194,27 +198,47 @@ def torchrun_command(nproc: int, args: list[str] = (), rendezvous: list[str] = (
             "-m", "vitlab.ddp", *map(str, args)]
 
 
-def launch(nproc: int, args: list[str] = (), threads: int | None = None, timeout: float = 180) -> Launch:
-    """Run torchrun with `nproc` ranks (OMP_NUM_THREADS=threads each), killing all of it after `timeout` s."""
-    command = torchrun_command(nproc, args)
+def free_port() -> int:
+    """A TCP port on localhost that nothing listens on now (the rendezvous point of a local multi-node run)."""
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+def launch(nproc: int, args: list[str] = (), threads: int | None = None, timeout: float = 180,
+           nodes: int = 1) -> Launch:
+    """Run torchrun with `nproc` ranks (OMP_NUM_THREADS=threads each), killing all of it after `timeout` s.
+
+    nodes > 1 starts that many torchrun agents on this machine, each standing in for a machine with
+    `nproc` ranks, meeting through a c10d rendezvous on localhost (the multi-node form of the command).
+    """
+    if nodes == 1:
+        commands = [torchrun_command(nproc, args)]
+    else:
+        rendezvous = [f"--nnodes={nodes}", "--rdzv-backend=c10d", f"--rdzv-endpoint=localhost:{free_port()}",
+                      "--rdzv-id=vitlab-local-nodes"]
+        commands = [torchrun_command(nproc, args, rendezvous)] * nodes
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     start = time.perf_counter()
-    # Own process group, so that a timeout can kill torchrun *and* its ranks, never leaving orphans.
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        timed_out = True
+    # Own process groups, so that a timeout can kill torchrun *and* its ranks, never leaving orphans.
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env, start_new_session=True) for command in commands]
+    outputs, timed_out = [], False
+    for proc in procs:
+        try:
+            outputs.append(proc.communicate(timeout=max(1.0, timeout - (time.perf_counter() - start)))[0])
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            outputs.append(proc.communicate()[0])
+            timed_out = True
+    output = "\n".join(outputs)
     summaries = [line[len(SUMMARY_PREFIX):] for line in output.splitlines() if line.startswith(SUMMARY_PREFIX)]
     summary = json.loads(summaries[-1]) if summaries else None
-    return Launch(command, None if timed_out else proc.returncode, time.perf_counter() - start, output,
-                  summary, timed_out)
+    codes = [proc.returncode for proc in procs]
+    returncode = None if timed_out else next((code for code in codes if code), 0)
+    return Launch(commands[0], returncode, time.perf_counter() - start, output, summary, timed_out, codes)
 
 
 if __name__ == "__main__":

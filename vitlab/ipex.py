@@ -12,7 +12,7 @@ import sys
 from functools import lru_cache
 from types import ModuleType
 
-from vitlab.device import versions as installed_versions
+from vitlab.machine import versions as installed_versions
 
 
 def _major_minor(version: str) -> tuple[int, int]:

@@ -1,17 +1,16 @@
-"""ViT and Swin builders: one door, build(name), over a table of named presets."""
+"""ViT and Swin builders: one door, build(name), over a table of named models (MODELS)."""
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import torch
 from torch import nn
 
+from vitlab.paths import hub_offline_reason
+
 
 @dataclass(frozen=True)
-class Preset:
+class ModelSpec:
     """A named model: where it comes from, its input size, and where its weights live."""
 
     source: str                 # "timm" or "hf"
@@ -23,49 +22,33 @@ class Preset:
     summary: str = ""
 
 
-PRESETS: dict[str, Preset] = {
-    "vit-b16-hf": Preset("hf", "google/vit-base-patch16-224", 224, hub_id="google/vit-base-patch16-224",
+MODELS: dict[str, ModelSpec] = {
+    "vit-b16-hf": ModelSpec("hf", "google/vit-base-patch16-224", 224, hub_id="google/vit-base-patch16-224",
                          kwargs=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                                      intermediate_size=3072, patch_size=16),
                          summary="ViT-B/16 (transformers), ImageNet-1k: the seed's model"),
-    "vit-ti16-hf": Preset("hf", "WinKawaks/vit-tiny-patch16-224", 224, hub_id="WinKawaks/vit-tiny-patch16-224",
+    "vit-ti16-hf": ModelSpec("hf", "WinKawaks/vit-tiny-patch16-224", 224, hub_id="WinKawaks/vit-tiny-patch16-224",
                           kwargs=dict(hidden_size=192, num_hidden_layers=12, num_attention_heads=3,
                                       intermediate_size=768, patch_size=16),
                           summary="ViT-Ti/16 (transformers), ImageNet-1k: the quick stand-in for ViT-B/16"),
-    "vit-ti16": Preset("timm", "vit_tiny_patch16_224", 224, hub_id="timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k",
+    "vit-ti16": ModelSpec("timm", "vit_tiny_patch16_224", 224, hub_id="timm/vit_tiny_patch16_224.augreg_in21k_ft_in1k",
                        summary="ViT-Ti/16 (timm)"),
-    "vit-s16": Preset("timm", "vit_small_patch16_224", 224, hub_id="timm/vit_small_patch16_224.augreg_in21k_ft_in1k",
+    "vit-s16": ModelSpec("timm", "vit_small_patch16_224", 224, hub_id="timm/vit_small_patch16_224.augreg_in21k_ft_in1k",
                       summary="ViT-S/16 (timm)"),
-    "vit-b16": Preset("timm", "vit_base_patch16_224", 224, hub_id="timm/vit_base_patch16_224.augreg2_in21k_ft_in1k",
+    "vit-b16": ModelSpec("timm", "vit_base_patch16_224", 224, hub_id="timm/vit_base_patch16_224.augreg2_in21k_ft_in1k",
                       summary="ViT-B/16 (timm)"),
-    "swin-t": Preset("timm", "swin_tiny_patch4_window7_224", 224,
+    "swin-t": ModelSpec("timm", "swin_tiny_patch4_window7_224", 224,
                      hub_id="timm/swin_tiny_patch4_window7_224.ms_in1k", summary="Swin-T (timm)"),
     # Small models for 32-pixel data (CIFAR-10, digits).
-    "vit-32px": Preset("timm", "vit_tiny_patch16_224", 32, num_classes=10,
+    "vit-32px": ModelSpec("timm", "vit_tiny_patch16_224", 32, num_classes=10,
                        kwargs=dict(patch_size=8, embed_dim=128, depth=4, num_heads=4, mlp_ratio=2.0,
                                    class_token=False, global_pool="avg"),  # mean-pooled: steadier on small data
                        summary="ViT, 4 layers x 128 wide, patch 8 (a 4x4 token grid), mean-pooled, for 32 px"),
-    "swin-32px": Preset("timm", "swin_tiny_patch4_window7_224", 32, num_classes=10,
+    "swin-32px": ModelSpec("timm", "swin_tiny_patch4_window7_224", 32, num_classes=10,
                         kwargs=dict(patch_size=4, window_size=4, embed_dim=48, depths=(2, 2, 2),
                                     num_heads=(3, 6, 12)),
                         summary="Swin, 3 stages x 2 blocks, patch 4 (8x8 tokens), window 4, for 32 px"),
 }
-
-
-def _truthy(value: str | None) -> bool:
-    return str(value).lower() in ("1", "true", "yes", "on")
-
-
-@lru_cache(maxsize=None)
-def hub_offline_reason() -> str | None:
-    """Why the model hub cannot be used now, or None when it is reachable."""
-    if _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("VITLAB_OFFLINE")):
-        return "offline: HF_HUB_OFFLINE=1"
-    try:
-        socket.create_connection(("huggingface.co", 443), timeout=3).close()
-    except OSError as error:
-        return f"offline: huggingface.co unreachable ({error.__class__.__name__})"
-    return None
 
 
 class HFLogits(nn.Module):
@@ -84,45 +67,45 @@ def _imagenet_labels() -> dict[int, str]:
     return {i: imagenet_label(i) for i in range(1000)}
 
 
-def _build_hf(preset: Preset, pretrained: bool, num_classes: int) -> nn.Module:
+def _build_hf(spec: ModelSpec, pretrained: bool, num_classes: int) -> nn.Module:
     from transformers import ViTConfig, ViTForImageClassification
     if pretrained:
-        return ViTForImageClassification.from_pretrained(preset.hub_id)
+        return ViTForImageClassification.from_pretrained(spec.hub_id)
     labels = _imagenet_labels() if num_classes == 1000 else {i: str(i) for i in range(num_classes)}
-    config = ViTConfig(image_size=preset.img_size, num_labels=num_classes, id2label=labels,
-                       label2id={v: k for k, v in labels.items()}, **preset.kwargs)
+    config = ViTConfig(image_size=spec.img_size, num_labels=num_classes, id2label=labels,
+                       label2id={v: k for k, v in labels.items()}, **spec.kwargs)
     return ViTForImageClassification(config)
 
 
-def _build_timm(preset: Preset, pretrained: bool, num_classes: int) -> nn.Module:
+def _build_timm(spec: ModelSpec, pretrained: bool, num_classes: int) -> nn.Module:
     import timm
     if pretrained:
-        return timm.create_model(preset.hub_id.replace("timm/", ""), pretrained=True, num_classes=num_classes)
-    return timm.create_model(preset.arch, pretrained=False, img_size=preset.img_size,
-                             num_classes=num_classes, **preset.kwargs)
+        return timm.create_model(spec.hub_id.replace("timm/", ""), pretrained=True, num_classes=num_classes)
+    return timm.create_model(spec.arch, pretrained=False, img_size=spec.img_size,
+                             num_classes=num_classes, **spec.kwargs)
 
 
 def build(name: str, pretrained: bool = False, num_classes: int | None = None) -> nn.Module:
-    """Build preset `name` (see PRESETS) in eval mode; it maps pixels (N,3,H,W) to logits (N,classes).
+    """Build model `name` (see MODELS) in eval mode; it maps pixels (N,3,H,W) to logits (N,classes).
 
     With pretrained=True the hub's weights are loaded when the hub is reachable; otherwise the same
     architecture gets random weights and one line says so. `model.vitlab_weights` tells which.
     """
-    if name not in PRESETS:
-        raise KeyError(f"unknown model {name!r}: choose one of {', '.join(PRESETS)}")
-    preset = PRESETS[name]
-    num_classes = num_classes or preset.num_classes
-    builder = _build_hf if preset.source == "hf" else _build_timm
+    if name not in MODELS:
+        raise KeyError(f"unknown model {name!r}: choose one of {', '.join(MODELS)}")
+    spec = MODELS[name]
+    num_classes = num_classes or spec.num_classes
+    builder = _build_hf if spec.source == "hf" else _build_timm
     weights = "random init"
-    if pretrained and preset.hub_id is None:
-        weights = "random init (this preset has no pretrained weights)"
+    if pretrained and spec.hub_id is None:
+        weights = "random init (this model has no pretrained weights)"
         pretrained = False
     elif pretrained:
         why = hub_offline_reason()
         if why is None:
             try:
-                model = builder(preset, True, num_classes)
-                weights = f"pretrained: {preset.hub_id}"
+                model = builder(spec, True, num_classes)
+                weights = f"pretrained: {spec.hub_id}"
             except Exception as error:  # hub hiccup, missing file: fall back, say why
                 why = f"hub load failed ({error.__class__.__name__}: {str(error).splitlines()[0][:120]})"
         if why is not None:
@@ -131,12 +114,12 @@ def build(name: str, pretrained: bool = False, num_classes: int | None = None) -
                   "(predicted labels are meaningless)")
             pretrained = False
     if not pretrained:
-        model = builder(preset, False, num_classes)
-    if preset.source == "hf":
+        model = builder(spec, False, num_classes)
+    if spec.source == "hf":
         model = HFLogits(model)
     model.vitlab_name = name
     model.vitlab_weights = weights
-    model.vitlab_img_size = preset.img_size
+    model.vitlab_img_size = spec.img_size
     return model.eval()
 
 

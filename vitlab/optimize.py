@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from vitlab import ipex as ipex_guard
+from vitlab.chapter import first_line
 from vitlab.device import supports_bf16
 
 
@@ -104,10 +105,6 @@ def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = 
     return Applied(model, True, f"ipex.optimize dtype={dtype or torch.float32} on {isa}{note}", optimizer)
 
 
-def _first_line(error: BaseException) -> str:
-    return f"{error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:160]}"
-
-
 def _graph_kinds(graph) -> list[str]:
     """Every operator kind in a TorchScript graph, fused subgraphs' blocks included."""
     kinds = []
@@ -141,7 +138,7 @@ def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=N
             qdq = sum("quantize" in kind for kind in _graph_kinds(traced.graph))
             groups = sum("FusionGroup" in kind for kind in _graph_kinds(traced.graph_for(example)))
     except Exception as error:  # an IPEX that cannot quantize this model must not stop a notebook
-        return Applied(model, False, f"IPEX INT8 failed: {_first_line(error)}")
+        return Applied(model, False, f"IPEX INT8 failed: {first_line(error)}")
     details = {"qdq_nodes": qdq, "fusion_groups": groups, "calibration_batches": batches, "qconf_path": qconf_path}
     if not qdq:
         return Applied(traced, False, "IPEX INT8 inserted no quantize/dequantize ops (model runs in fp32)",
@@ -162,7 +159,7 @@ def _pt2e_api(prefer: str = "auto"):
         except Exception as error:  # absent, or a torchao built for another torch
             if prefer == "torchao":
                 raise
-            why = _first_line(error)
+            why = first_line(error)
     from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torch.ao.quantization.quantizer import x86_inductor_quantizer
     return prepare_pt2e, convert_pt2e, x86_inductor_quantizer, f"torch.ao.quantization (torchao: {why})"
@@ -211,7 +208,7 @@ def pt2e_int8(model: nn.Module, example: torch.Tensor, calibration, compile: boo
                 batches += 1
         converted = convert_pt2e(prepared)
     except Exception as error:
-        return Applied(model, False, f"PT2E INT8 failed: {_first_line(error)}")
+        return Applied(model, False, f"PT2E INT8 failed: {first_line(error)}")
     nodes = count_qdq(converted)
     details = {"qdq_nodes": nodes, "source": source, "calibration_batches": batches, "quantized": converted}
     if nodes == 0:

@@ -3,51 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-BOOK_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "mps")  # rocm is torch's cuda device on AMD GPUs
-BASELINE_NAMES = ("eager", "fp32", "eager fp32", "fp32 eager", "baseline", "fp32 baseline", "mode=eager",
-                  "dtype=fp32", "train fp32", "train fp32 baseline", "mode=eager, dtype=fp32")
-SWEEP = ", sweep"  # chapter 02 tags its batch-sweep rows: "mode=eager, dtype=fp32, sweep" is that variant, swept
-
-NOT_RUN_HINT = {
-    "cpu": "any machine",
-    "cuda": "a machine with an NVIDIA GPU",
-    "rocm": "a machine with an AMD GPU and a ROCm build of torch (it runs as `--backend cuda`)",
-    "xpu": "a machine with an Intel GPU (Arc, Data Center GPU Max) and torch's xpu build",
-    "mps": "an Apple-silicon Mac",
-}
-
-
-def latest_runs(rows: list[dict]) -> list[dict]:
-    """Only the rows of the most recent run of each (backend, notebook)."""
-    newest: dict[tuple, tuple] = {}
-    for row in rows:
-        key = (row.get("backend"), row.get("notebook"))
-        stamp = (row.get("time", ""), row.get("run_id"))
-        if key not in newest or stamp[0] > newest[key][0]:
-            newest[key] = stamp
-    return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
-
-
-def _unswept(variant) -> str:
-    """The variant a batch-sweep row extends."""
-    return str(variant).removesuffix(SWEEP)
-
-
-def with_speedups(rows: list[dict]) -> list[dict]:
-    """Each row plus `speedup`: its throughput over its baseline's (same backend, notebook, model, batch)."""
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row.get("backend"), row.get("notebook"), row.get("model"), row.get("batch")), []).append(row)
-    out = []
-    for group in groups.values():
-        base = next((r for r in group if r.get("baseline")), None) or \
-            next((r for r in group if _unswept(r.get("variant", "")).lower() in BASELINE_NAMES), None)
-        for row in group:
-            speedup = None
-            if base and base.get("throughput") and row.get("throughput"):
-                speedup = row["throughput"] / base["throughput"]
-            out.append({**row, "speedup": speedup})
-    return out
+from vitlab import layout
+from vitlab.results import latest_runs, with_speedups
 
 
 def _fmt(value, digits: int = 2) -> str:
@@ -75,13 +32,13 @@ def _speedup_plot(rows: list[dict], notebook: str, path: Path) -> bool:
     points = [r for r in rows if r.get("speedup") is not None]
     if not points:
         return False
-    labels = list(dict.fromkeys(f"{r['model']} · {r['variant']} · b{r['batch']}" for r in points))
+    label = lambda r: f"{r['model']} · {r['variant']}{' (sweep)' if r.get('sweep') else ''} · b{r['batch']}"
+    labels = list(dict.fromkeys(label(r) for r in points))
     backends = list(dict.fromkeys(r["backend"] for r in points))
     width = 0.8 / len(backends)
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(labels) + 1.5))
     for i, backend in enumerate(backends):
-        values = {f"{r['model']} · {r['variant']} · b{r['batch']}": r["speedup"] for r in points
-                  if r["backend"] == backend}
+        values = {label(r): r["speedup"] for r in points if r["backend"] == backend}
         ax.barh([j + i * width for j in range(len(labels))], [values.get(label, 0) for label in labels],
                 height=width, label=backend)
     ax.axvline(1.0, color="black", linewidth=0.8)
@@ -107,7 +64,7 @@ def _peak_plot(rows: list[dict], path: Path) -> bool:
     series: dict[tuple, dict] = {}
     for r in rows:
         if r.get("peak_fraction") is not None:
-            name = f"{r['model']} · {_unswept(r['variant'])}"
+            name = f"{r['model']} · {r['variant']}"
             series.setdefault((r["backend"], name), {})[r["batch"]] = 100 * r["peak_fraction"]
     if not series:
         return False
@@ -142,13 +99,14 @@ def _peak_plot(rows: list[dict], path: Path) -> bool:
 
 def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
     """Rows of a table: the variants both stacks ran (same backend, chapter, model, variant, batch)."""
-    key = lambda r: (r.get("backend"), r.get("notebook"), r.get("model"), r.get("variant"), r.get("batch"))
+    key = lambda r: (r.get("backend"), r.get("notebook"), r.get("model"), r.get("variant"), r.get("batch"),
+                     r.get("group"), bool(r.get("sweep")))
     theirs = {key(r): r for r in with_speedups(latest_runs(current))}
     run = lambda r: f"torch {r['versions'].get('torch')}, {r.get('preset')}"
     table = []
     for ours in with_speedups(latest_runs(reference)):
         other = theirs.get(key(ours))
-        if other is None or not ours.get("throughput") or not other.get("throughput"):
+        if other is None or not ours.get("throughput") or not other.get("throughput"):  # skipped: no timing
             continue
         table.append([ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"],
                       run(ours), ours["throughput"], ours.get("speedup"),
@@ -163,12 +121,13 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     reference_backends = {r["backend"] for r in rows}
     rows = rows + [{**r, "backend": f"{r['backend']} (current stack)"} for r in current or []]
     rows = with_speedups(latest_runs(rows))
-    figures = book_dir / "figures"
+    figures = layout.figures_dir(book_dir)
     text = ["# Results across backends", "",
             f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each "
-            "backend) in `book/results/<backend>.jsonl`. Speedups compare variants on the *same* backend, "
-            "as throughput ratios against that chapter's baseline (eager fp32); correctness is against "
-            "eager fp32. Timings are medians after warm-up with the device synchronised.", ""]
+            "backend) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Speedups "
+            "compare variants on the *same* backend, as throughput ratios against the row each comparison "
+            "names as its baseline (`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are medians after warm-up with the device synchronised. "
+            "In the tables, ◆ marks each comparison's baseline row.", ""]
     ran = sorted({r["backend"] for r in rows})
     text += ["## Where the numbers come from", ""]
     prov = []
@@ -182,11 +141,11 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     if prov:
         text += [_table(["backend", "chapter", "preset", "device", "CPU ISA", "threads", "torch", "ipex",
                          "transformers", "git", "date"], prov), ""]
-    missing = [b for b in BOOK_BACKENDS if b not in reference_backends]
+    missing = [b for b in layout.BACKENDS if b not in reference_backends]
     if missing:
         text += ["Not run yet on the reference stack:", ""]
-        text += [f"- **{b}** — not run yet: on {NOT_RUN_HINT[b]}, run "
-                 f"`vitlab run --backend {'cuda' if b == 'rocm' else b} --preset full && vitlab book`"
+        text += [f"- **{b}** — not run yet: on {layout.BACKENDS[b].where}, run "
+                 f"`vitlab run --backend {layout.BACKENDS[b].device_type} --preset full && vitlab book`"
                  for b in missing]
         text.append("")
     if _peak_plot(rows, figures / "peak_fraction.png"):
@@ -199,10 +158,12 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
         text += [f"## {notebook}", ""]
         if _speedup_plot(chapter, notebook, figures / f"{notebook}_speedup.png"):
             text += [f"![speedup per variant for {notebook}](figures/{notebook}_speedup.png)", ""]
-        body = [[r["backend"], r.get("model"), r.get("variant"), r.get("batch"), r.get("median_ms"),
+        body = [[r["backend"], r.get("model"), r.get("variant") + (" (sweep)" if r.get("sweep") else "")
+                 + (" ◆" if r.get("baseline") else ""), r.get("batch"), r.get("median_ms"),
                  r.get("p90_ms"), r.get("throughput"), r.get("speedup"), r.get("max_abs_diff"),
                  r.get("top1_agreement"), r.get("accuracy"),
-                 ("yes" if r.get("engaged") else "no") + (f" — {r['reason']}" if r.get("reason") else "")]
+                 ("skipped" if r.get("skipped") else "yes" if r.get("engaged") else "no")
+                 + (f" — {r['reason']}" if r.get("reason") else "")]
                 for r in chapter]
         text += [_table(["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s",
                          "speedup", "max-abs diff", "top-1 agree", "accuracy", "engaged"], body), ""]

@@ -1,49 +1,39 @@
-"""Result rows with provenance: one JSON object per measurement, appended as a whole line."""
+"""The row schema: what one measurement records, the chapter's recorder, and what rows mean together.
+
+A chapter opens one recorder with its context and every row it writes carries that context:
+
+    rec = vitlab.results.recorder(NOTEBOOK, device, preset)
+    rec.record("vit-b16-hf", "eager fp32", 1, timing=t, baseline=True)
+    rec.record("vit-b16-hf", "compile default", 1, timing=t2, correct=vitlab.results.correctness(out, ref))
+
+Rows compare within a *comparison group*: (backend, notebook, model, batch, group, sweep). Each group
+has exactly one row with `baseline: true`; `speedup` is a row's throughput over that row's.
+Batch-sweep rows carry `sweep: true`; a variant whose tool is missing is one row with
+`skipped: "<why>"` and no timing. torch is imported only when a row is made.
+"""
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
-import subprocess
 import uuid
 from functools import lru_cache
 from pathlib import Path
 
-import torch
-
-from vitlab.data import cache_dir
-from vitlab.device import describe
-from vitlab.timing import Timing
+from vitlab.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
 
 RUN_ID = os.environ.get("VITLAB_RUN_ID") or uuid.uuid4().hex[:12]
-
-
-def results_dir() -> Path:
-    """Where rows go: $VITLAB_RESULTS (`vitlab run` points it at book/results), else a scratch folder."""
-    return Path(os.environ.get("VITLAB_RESULTS", cache_dir() / "results"))
-
-
-@lru_cache(maxsize=None)
-def git_sha() -> str:
-    """The commit of the vitlab checkout (or $VITLAB_GIT_SHA), 'unknown' outside a repository."""
-    if os.environ.get("VITLAB_GIT_SHA"):
-        return os.environ["VITLAB_GIT_SHA"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+TIMING_FIELDS = ("median_ms", "p90_ms", "throughput", "iters", "compile_s", "spread")
 
 
 @lru_cache(maxsize=None)
 def _provenance(device: str) -> dict:
+    from vitlab.machine import describe
     info = describe(device)
     return {"backend": info["backend"], "device_name": info["device_name"], "cpu_isa": info["cpu_isa"],
             "threads": info["threads"], "versions": info["versions"], "git_sha": git_sha()}
 
 
-def correctness(output: torch.Tensor, reference: torch.Tensor) -> dict:
+def correctness(output, reference) -> dict:
     """How far `output` logits are from the eager fp32 `reference`: max-abs diff, top-1 agreement."""
     output, reference = output.detach().float().cpu(), reference.detach().float().cpu()
     return {"max_abs_diff": float((output - reference).abs().max()),
@@ -51,18 +41,30 @@ def correctness(output: torch.Tensor, reference: torch.Tensor) -> dict:
 
 
 def make_row(notebook: str, device, preset: str, model: str, variant: str, batch: int,
-             timing: Timing | None = None, compile_s: float | None = None,
-             correct: dict | None = None, engaged: bool = True, reason: str = "", **extra) -> dict:
+             timing=None, compile_s: float | None = None, correct: dict | None = None,
+             engaged: bool = True, reason: str = "", *, baseline: bool = False, sweep: bool = False,
+             group: str | None = None, skipped: str | None = None, spread: float | None = None,
+             **extra) -> dict:
     """One measurement with everything needed to trust and compare it later."""
+    import torch
+    if skipped and timing is not None:
+        raise ValueError(f"{variant!r}: a skipped variant carries no timing")
     row = {"notebook": notebook, **_provenance(str(torch.device(device))), "preset": preset,
-           "model": model, "variant": variant, "batch": batch,
-           "median_ms": None, "p90_ms": None, "throughput": None, "compile_s": compile_s,
-           "max_abs_diff": None, "top1_agreement": None, "engaged": bool(engaged), "reason": reason}
+           "model": model, "variant": variant, "batch": batch, "group": group,
+           "baseline": bool(baseline), "sweep": bool(sweep),
+           "median_ms": None, "p90_ms": None, "throughput": None, "compile_s": compile_s, "spread": None,
+           "max_abs_diff": None, "top1_agreement": None, "engaged": bool(engaged) and not skipped,
+           "reason": skipped or reason}
+    if skipped:
+        row["skipped"] = skipped
     if timing is not None:
         row.update(median_ms=round(timing.median_ms, 4), p90_ms=round(timing.p90_ms, 4),
                    throughput=round(timing.throughput(batch), 3), iters=len(timing.samples_ms))
         if compile_s is None and timing.first_call_s is not None:
             row["compile_s"] = round(timing.first_call_s, 3)
+        spread = spread if spread is not None else getattr(timing, "spread", None)
+    if spread is not None:
+        row["spread"] = round(float(spread), 4)
     if correct:
         row.update(correct)
     row.update(extra)
@@ -70,46 +72,68 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     return row
 
 
-def append(row: dict, path: Path | str | None = None) -> Path:
-    """Append `row` as one complete JSON line to `path` (default: results_dir()/<backend>.jsonl)."""
-    path = Path(path) if path else results_dir() / f"{row['backend']}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(row, default=str) + "\n"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        # A crash mid-write elsewhere may have left a line without its newline: start a fresh one.
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = "\n" + line
-        os.write(fd, line.encode())  # one write of the whole line: no half rows from us
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return path
+class Recorder:
+    """A chapter's row writer: holds (notebook, device, preset) and the rows written so far this run."""
+
+    def __init__(self, notebook: str, device, preset: str, path: Path | str | None = None):
+        self.notebook, self.device, self.preset, self.path = notebook, device, preset, path
+        self.rows: list[dict] = []
+
+    def record(self, model: str, variant: str, batch: int, timing=None, **fields) -> dict:
+        """make_row(...) with this chapter's context, appended as one line; returns the row."""
+        row = make_row(self.notebook, self.device, self.preset, model, variant, batch, timing, **fields)
+        append(row, self.path)
+        self.rows.append(row)
+        return row
+
+    def speedups(self, **match) -> list[dict]:
+        """This run's rows whose fields equal `match` (e.g. model=..., sweep=False), each with its `speedup`."""
+        return [r for r in with_speedups(self.rows) if all(r.get(k) == v for k, v in match.items())]
 
 
-def record(*args, path: Path | str | None = None, **kwargs) -> dict:
-    """make_row(...) and append it; returns the row."""
-    row = make_row(*args, **kwargs)
-    append(row, path)
-    return row
+def recorder(notebook: str, device, preset: str, path: Path | str | None = None) -> Recorder:
+    """Open the chapter's recorder (rows go to results_dir()/<backend>.jsonl unless `path`)."""
+    return Recorder(notebook, device, preset, path)
 
 
-def load_file(path: Path | str) -> list[dict]:
-    """The complete rows of one .jsonl file; a torn line (a writer killed mid-line) is skipped."""
-    rows = []
-    for line in Path(path).read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
+def comparison_key(row: dict) -> tuple:
+    """The comparison group a row belongs to: rows compare only within one."""
+    return (row.get("backend"), row.get("notebook"), row.get("model"), row.get("batch"),
+            row.get("group"), bool(row.get("sweep")))
 
 
-def load(directory: Path | str | None = None) -> list[dict]:
-    """All complete rows of every backend's .jsonl file in `directory`."""
-    directory = Path(directory) if directory else results_dir()
-    return [row for path in sorted(directory.glob("*.jsonl")) for row in load_file(path)]
+def with_speedups(rows: list[dict]) -> list[dict]:
+    """Each row plus `speedup`: its throughput over its comparison group's baseline row's (None without one)."""
+    baselines = {comparison_key(r): r for r in rows if r.get("baseline")}
+    out = []
+    for row in rows:
+        base = baselines.get(comparison_key(row))
+        speedup = None
+        if base and base.get("throughput") and row.get("throughput"):
+            speedup = row["throughput"] / base["throughput"]
+        out.append({**row, "speedup": speedup})
+    return out
+
+
+def baseline_problems(rows: list[dict]) -> list[str]:
+    """Comparison groups without exactly one baseline row (groups of skipped rows only are exempt)."""
+    counts: dict[tuple, int] = {}
+    for row in rows:
+        if not row.get("skipped"):
+            counts.setdefault(comparison_key(row), 0)
+            counts[comparison_key(row)] += bool(row.get("baseline"))
+    return [f"{key}: {n} baseline rows" for key, n in counts.items() if n != 1]
+
+
+def latest_runs(rows: list[dict]) -> list[dict]:
+    """Only the rows of the most recent run of each (backend, notebook)."""
+    newest: dict[tuple, tuple] = {}
+    for row in rows:
+        key = (row.get("backend"), row.get("notebook"))
+        stamp = (row.get("time", ""), row.get("run_id"))
+        if key not in newest or stamp[0] > newest[key][0]:
+            newest[key] = stamp
+    return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
 
 
 def frame(rows: list[dict]):

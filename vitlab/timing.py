@@ -71,3 +71,72 @@ def timed(fn: Callable[..., Any], *args: Any, device: torch.device | str = "cpu"
         synchronize(device)
         samples.append((clock() - start) * 1000.0)
     return Timing(samples, first_s, warmup, output)
+
+
+@dataclass
+class InterleavedTiming(Timing):
+    """A Timing gathered over interleaved rounds: each round's median, and their relative spread."""
+
+    round_medians_ms: list[float] = field(default_factory=list)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the per-round medians: this run's noise band for this candidate."""
+        if len(self.round_medians_ms) < 2:
+            return 0.0
+        middle = statistics.median(self.round_medians_ms)
+        return (max(self.round_medians_ms) - min(self.round_medians_ms)) / middle if middle else 0.0
+
+
+def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: int = 3, warmup: int = 5,
+                iters: int = 20, rewarm: int = 1, device: torch.device | str = "cpu",
+                clock: Callable[[], float] = time.perf_counter, **kwargs: Any) -> dict[str, InterleavedTiming]:
+    """Time every candidate fn(*args, **kwargs) once per round, in turn, for `rounds` rounds.
+
+    A noisy spell on a shared machine then hits all candidates alike. Round 1 reports each first call
+    apart and runs `warmup` untimed calls; later rounds run `rewarm` (caches went to the others meanwhile).
+    `iters` samples per candidate in all, split evenly over the rounds (at least one per round).
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    per_round = max(1, -(-iters // rounds))
+    found: dict[str, InterleavedTiming] = {}
+    for round_ in range(rounds):
+        for name, fn in candidates.items():
+            t = timed(fn, *args, device=device, warmup=warmup if round_ == 0 else rewarm, iters=per_round,
+                      first_call=round_ == 0, clock=clock, **kwargs)
+            if round_ == 0:
+                found[name] = InterleavedTiming(t.samples_ms, t.first_call_s, t.warmup, t.output,
+                                                round_medians_ms=[t.median_ms])
+            else:
+                found[name].samples_ms.extend(t.samples_ms)
+                found[name].round_medians_ms.append(t.median_ms)
+                found[name].output = t.output
+    return found
+
+
+def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, size: int = 2048,
+                 warmup: int = 2, iters: int = 5) -> tuple[float | None, str]:
+    """The measured ceiling: FLOP/s (int8: OP/s) of a size^3 matmul on `device` in `dtype`, and its basis.
+
+    int8 uses torch._int_mm (int8 x int8 -> int32); (None, why) where this torch or device lacks it.
+    """
+    device = torch.device(device)
+    name = str(dtype).replace("torch.", "")
+    gen = torch.Generator().manual_seed(0)
+    if dtype == torch.int8:
+        if not hasattr(torch, "_int_mm"):
+            return None, f"int8 GEMM: torch {torch.__version__} has no torch._int_mm"
+        a, b = (torch.randint(-64, 64, (size, size), generator=gen, dtype=torch.int8).to(device) for _ in range(2))
+        fn, how = torch._int_mm, "torch._int_mm, int32 accumulate"
+    else:
+        a, b = (torch.randn(size, size, generator=gen).to(device=device, dtype=dtype) for _ in range(2))
+        fn, how = torch.matmul, "torch.matmul"
+    try:
+        t = timed(fn, a, b, device=device, warmup=warmup, iters=iters, first_call=False)
+    except RuntimeError as error:  # e.g. an int8 kernel missing on this device
+        return None, f"{name} GEMM: {error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:120]}"
+    rate = 2 * size**3 / (t.median_ms / 1000)
+    unit = "OP/s" if dtype == torch.int8 else "FLOP/s"
+    return rate, (f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
+                  f"{torch.get_num_threads()} threads, median of {iters}: {rate / 1e9:.1f} G{unit}")

@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from vitlab.data import Data, cache_dir, classification_data
+from vitlab.data import Data, classification_data
+from vitlab.paths import cache_dir
 from vitlab.device import synchronize
 from vitlab.models import build
 

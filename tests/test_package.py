@@ -1,0 +1,66 @@
+"""The package's shape: imports point one way, and the book side needs no torch."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "vitlab"
+
+
+def _imports(path: Path) -> set[str]:
+    """vitlab modules that `path` imports anywhere (module level or inside functions)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("vitlab"):
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found |= {n for n in names if (PACKAGE / f"{n.split('.')[-1]}.py").exists() and n.count(".") == 1}
+            if node.module != "vitlab":
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("vitlab.")}
+    return {n.split(".")[1] for n in found if "." in n} - {path.stem}
+
+
+def test_no_import_cycle_in_vitlab():
+    graph = {p.stem: _imports(p) for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    assert graph["data"] and "models" not in graph["data"]  # the old data <-> models cycle stays gone
+    state = {}
+
+    def visit(node, trail):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "open", "import cycle: " + " -> ".join(trail + [node])
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            visit(target, trail + [node])
+        state[node] = "done"
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+BLOCK_TORCH = "import sys; sys.modules['torch'] = None  # any `import torch` now raises ImportError\n"
+
+
+def test_the_book_side_imports_without_torch():
+    code = BLOCK_TORCH + (
+        "import vitlab, vitlab.cli, vitlab.book, vitlab.report, vitlab.results, vitlab.layout\n"
+        "rows = [{'backend': 'cpu', 'notebook': 'n', 'model': 'm', 'batch': 1, 'variant': 'eager',\n"
+        "         'throughput': 2.0, 'baseline': True, 'run_id': 'r', 'time': '1'}]\n"
+        "print(vitlab.results.with_speedups(rows)[0]['speedup'], vitlab.cli.build_parser().prog)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1.0", "vitlab"]
+
+
+def test_the_environments_scripts_point_into_the_environment_itself():
+    """pip writes each console script's shebang from the python it ran under: it must be the
+    environment's real path, not a checkout's .venv link (which dies with that checkout)."""
+    env = Path(sys.prefix).resolve()
+    scripts = [p for p in (env / "bin").iterdir() if p.is_file() and not p.is_symlink()]
+    shebangs = {p.name: p.read_bytes().split(b"\n", 1)[0].decode(errors="replace") for p in scripts}
+    python_ones = {name: line for name, line in shebangs.items() if line.startswith("#!") and "python" in line
+                   and not line.startswith("#!/usr/bin/env")}
+    assert "pytest" in python_ones
+    outside = {name: line for name, line in python_ones.items() if not line.startswith(f"#!{env}/bin/python")}
+    assert not outside, f"scripts whose interpreter lies outside {env}: {outside}"

@@ -1,0 +1,66 @@
+"""What every chapter does around its lesson: its preset's settings, tables, one-line errors, quiet compiles."""
+from __future__ import annotations
+
+import math
+import os
+
+PRESET_NAMES = ("quick", "full")
+
+
+def settings(presets: dict[str, dict], preset: str) -> dict:
+    """The chapter's settings for `preset` (quick|full); a clear ValueError for any other name."""
+    if preset not in presets:
+        raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(presets)}")
+    return presets[preset]
+
+
+def first_line(error: BaseException, limit: int = 160) -> str:
+    """'ErrorType: the first line of its message', cut to `limit` characters on a word boundary."""
+    message = (str(error).strip().splitlines() or [""])[0]
+    text = f"{error.__class__.__name__}: {message}" if message else error.__class__.__name__
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + " …"
+    return text
+
+
+def _cell(value, spec: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return format(value, spec).replace("|", "\\|")
+
+
+class Markdown(str):
+    """A Markdown string that Jupyter displays rendered (no IPython import needed)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, columns: list[str] | None = None) -> Markdown:
+    """A list of dicts as a Markdown table; `formats` maps a column to a format spec (e.g. '.1f')."""
+    if not rows:
+        return Markdown("*(no rows)*")
+    formats = formats or {}
+    columns = columns or list(dict.fromkeys(key for row in rows for key in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row.get(c), formats.get(c, "")) for c in columns) + " |" for row in rows]
+    return Markdown("\n".join(lines))
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def quiet_compile_workers(max_cores: int = 4) -> str:
+    """On a machine with few cores, Inductor compiles in-process, so its workers don't steal timed cores.
+
+    Sets torch._inductor.config.compile_threads = 1 (as TORCHINDUCTOR_COMPILE_THREADS=1 would) when
+    there are at most `max_cores` cores; returns one line saying what it did.
+    """
+    import torch._inductor.config as inductor_config
+    if cores() <= max_cores:
+        inductor_config.compile_threads = 1
+    return f"{cores()} cores -> Inductor compile_threads = {inductor_config.compile_threads}"
