@@ -42,9 +42,21 @@ repair_shebangs() {
     [ "$bad" -eq 0 ] || echo "setup: repaired $bad script(s) in $env whose shebang pointed outside it"
 }
 
+# A cached environment is shared by every checkout on this machine; its editable vitlab install
+# points at whichever checkout linked it last. Point it here again when it points elsewhere.
+ensure_vitlab_here() {
+    local found
+    found=$(cd / && "$1/bin/python" -c 'import vitlab, os; print(os.path.realpath(vitlab.__file__))' 2>/dev/null || true)
+    if [ "$found" != "$(pwd -P)/vitlab/__init__.py" ]; then
+        pip_install "$1" --no-deps -e .
+        echo "setup: vitlab in $venv now imports from this checkout (it pointed to ${found:-nothing})"
+    fi
+}
+
 real=$(readlink -f "$venv" 2>/dev/null || true)
 if [ -f "$venv/.vitlab-setup" ] && [ "$(cat "$venv/.vitlab-setup")" = "$want" ]; then
     repair_shebangs "$real"
+    ensure_vitlab_here "$real"
     echo "setup: $venv is up to date ($want)"
     exit 0
 fi
