@@ -19,11 +19,14 @@ if [ "$lane" = current ]; then
     "$venv/bin/python" - "$scratch" <<'PY'
 import sys
 from pathlib import Path
-from vitlab.results import load
-rows = load(Path(sys.argv[1]) / "results" / "current")
+from vitlab import layout, results
+rows = results.load(layout.rows_dir("current", Path(sys.argv[1])))
 stacks = {r["versions"]["torch"] for r in rows}
 print(f"current lane: {len(rows)} result rows from {len({r['notebook'] for r in rows})} notebooks, torch {', '.join(sorted(stacks))}")
-sys.exit(0 if rows and all(r["versions"]["ipex"] is None for r in rows) else 1)
+problems = results.baseline_problems(rows) + [f"skipped row with a timing: {r['variant']}" for r in rows
+                                              if r.get("skipped") and r.get("median_ms") is not None]
+print("\n".join(problems) or "every comparison group has exactly one baseline row")
+sys.exit(0 if rows and not problems and all(r["versions"]["ipex"] is None for r in rows) else 1)
 PY
     exit 0
 fi
