@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from vitlab import layout
+from vitlab.paths import hub_offline_reason
 from vitlab.report import write_results_page
 from vitlab.store import append, git_sha, load, load_file as load_rows
 
@@ -151,6 +152,10 @@ def run(device_type: str, backend: str, preset: str, notebooks: list[Path], stac
     results_file = layout.rows_file(backend, stack_name, book_dir)
     env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
            "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    offline = hub_offline_reason()
+    if offline:  # probe the hub once here, so no kernel waits ~30 s on retries (HF reads this at import)
+        env["HF_HUB_OFFLINE"] = "1"
+        print(f"model hub: {offline}; the chapters run with HF_HUB_OFFLINE=1", flush=True)
     outcomes = []
     for notebook in notebooks:
         print(f"--- {notebook.stem} on {backend} ({preset}, {stack_name} stack) -> {out_dir / notebook.name}",
