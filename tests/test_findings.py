@@ -1,0 +1,49 @@
+"""findings: sentences from rows, on a CPU-like run and on seed 002's MI210 table."""
+from vitlab import findings
+
+COMMON = {"backend": "cpu", "notebook": "02_torch_compile", "model": "vit-b16-hf", "batch": 1, "group": "bf16",
+          "sweep": False}
+
+
+def _row(variant, ms, baseline=False, engaged=True, reason="", spread=None, **kw):
+    return {**COMMON, "variant": variant, "median_ms": ms, "throughput": 1000.0 / ms, "baseline": baseline,
+            "engaged": engaged, "reason": reason, "spread": spread, **kw}
+
+
+def test_a_cpu_run_with_compile_modes_inside_the_noise_and_no_cuda_graphs():
+    rows = [_row("eager", 113.0, baseline=True, spread=0.03),
+            _row("default", 111.0, spread=0.02),
+            _row("reduce-overhead", 112.5, engaged=False, reason="skipping cudagraphs due to cpu device"),
+            _row("max-autotune", 98.0, spread=0.04)]
+    said = {f.row["variant"]: f for f in findings.findings(rows)}
+    assert said["default"].verdict == "within noise" and said["reduce-overhead"].verdict == "within noise"
+    assert "not engaged: skipping cudagraphs due to cpu device" in str(said["reduce-overhead"])
+    assert said["max-autotune"].verdict == "faster"           # 1.15x, outside the 5% band
+    assert "1.15× eager (113 → 98 ms at batch 1) — faster" in str(said["max-autotune"])
+
+
+def test_seed_002_mi210_table_says_reduce_overhead_is_faster_with_cuda_graphs():
+    rows = [{**r, "backend": "cuda"} for r in (
+        _row("eager", 7.56, baseline=True), _row("default", 7.03),
+        _row("reduce-overhead", 3.24, reason="CUDA graphs engaged"))]
+    said = {f.row["variant"]: f for f in findings.findings(rows)}
+    assert said["reduce-overhead"].verdict == "faster" and round(said["reduce-overhead"].ratio, 2) == 2.33
+    assert str(said["reduce-overhead"]).endswith("— faster; CUDA graphs engaged")
+    assert said["default"].verdict == "faster"                # 1.075x: just outside ±5%
+    assert findings.best(rows).startswith("fastest: reduce-overhead, 2.17× the runner-up default")
+
+
+def test_the_band_is_the_largest_spread_and_skips_say_why():
+    rows = [_row("eager", 10.0, baseline=True, spread=0.20), _row("compiled", 8.7),
+            {**COMMON, "variant": "ipex", "baseline": False, "skipped": "IPEX unavailable: torch 2.14"}]
+    compiled, ipex = findings.findings(rows)
+    assert compiled.band == 0.20 and compiled.verdict == "within noise"  # 1.15x inside a ±20% band
+    assert str(ipex) == "ipex: skipped — IPEX unavailable: torch 2.14"
+    assert findings.best(rows).startswith("fastest: compiled and eager are within noise")
+
+
+def test_rows_compare_only_inside_their_group():
+    rows = [_row("eager", 10.0, baseline=True), {**_row("eager", 5.0, baseline=True), "batch": 8},
+            {**_row("default", 4.0), "batch": 8}, {**_row("orphan", 1.0), "group": "int8"}]
+    (only,) = findings.findings(rows)
+    assert only.row["variant"] == "default" and only.ratio == 1.25
