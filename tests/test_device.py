@@ -95,3 +95,11 @@ def test_one_cpuinfo_reader_gives_name_and_flags():
         pytest.skip("no /proc/cpuinfo here")
     assert machine.cpu_name() == info["model name"]
     assert ("avx2" in machine.cpu_flags()) == (torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"))
+
+
+def test_cpu_bf16_is_native_only_with_bf16_dot_product_instructions():
+    flags = machine.cpu_flags()
+    if not flags:
+        pytest.skip("no /proc/cpuinfo here")
+    # oneDNN runs bf16 on any AVX-512 CPU (converted to fp32): that is not native
+    assert device.supports_bf16("cpu") == bool({"avx512_bf16", "amx_bf16"} & flags)

@@ -76,5 +76,11 @@ def supports_bf16(device: torch.device | str) -> bool:
     if kind == "xpu":
         return True
     if kind == "cpu":
+        # bf16 dot products in hardware: AVX512_BF16 (VDPBF16PS) or AMX tiles. oneDNN's own
+        # _is_mkldnn_bf16_supported() is also True on AVX-512 CPUs without them (it runs bf16 by
+        # converting to fp32, slower than fp32), so it cannot tell native from emulated.
+        flags = getattr(torch, "cpu", None)
+        if flags is not None and hasattr(flags, "_is_avx512_bf16_supported"):
+            return bool(flags._is_avx512_bf16_supported() or flags._is_amx_tile_supported())
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     return False
