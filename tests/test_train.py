@@ -45,8 +45,10 @@ def test_weights_of_another_recipe_are_not_reused(tmp_path, monkeypatch):
     recipe = TINY
     model = train.trained("vit-32px", "digits", recipe=recipe)  # retrains instead of loading a wrong file
     assert train.saved_recipe(path) == recipe and model.vitlab_img_size == 32
-    # Weights made by another torch (the current stack shares the cache) are not reused either.
-    monkeypatch.setattr(torch, "__version__", "0.0.1")
+    # Another torch (the current stack shares the cache) trains into its own file and leaves this one be.
+    monkeypatch.setattr(torch, "__version__", "0.0.1+cpu")
     stamp = path.stat().st_mtime_ns
     train.trained("vit-32px", "digits", recipe=recipe)
-    assert path.stat().st_mtime_ns != stamp
+    other = train.weights_path("vit-32px", "digits")
+    assert other.name == "vit-32px-digits-torch0.0.1.safetensors" and other.exists()
+    assert path.stat().st_mtime_ns == stamp and path != other

@@ -86,8 +86,13 @@ def fit(model: nn.Module, data: Data, epochs: int, lr: float, weight_decay: floa
 
 
 def weights_path(name: str, dataset: str) -> Path:
-    """Where the trained weights of preset `name` on `dataset` are kept."""
-    return cache_dir() / "weights" / f"{name}-{dataset}.safetensors"
+    """Where the trained weights of model `name` on `dataset` are kept, one file per torch release.
+
+    Two stacks sharing the cache (reference and current) would otherwise overwrite each other's
+    weights, and each would retrain every time the other had run.
+    """
+    release = torch.__version__.split("+")[0]
+    return cache_dir() / "weights" / f"{name}-{dataset}-torch{release}.safetensors"
 
 
 def _recipe_key(recipe: dict) -> str:
