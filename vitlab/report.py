@@ -92,6 +92,7 @@ def _peak_plot(rows: list[dict], path: Path) -> bool:
                  + (f" — {models.pop()}" if len(models) == 1 else ""))
     fig.legend(handles=[handles[n] for n in names], loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.04 * ((len(names) + 1) // 2), 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
