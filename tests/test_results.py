@@ -85,3 +85,15 @@ def test_the_recorder_puts_its_context_on_every_row(tmp_path, monkeypatch):
 def test_a_skipped_variant_cannot_carry_a_timing():
     with pytest.raises(ValueError, match="carries no timing"):
         _row(skipped="no IPEX")
+
+
+def test_the_committed_rows_keep_the_contract():
+    """Every comparison group in the book's rows has exactly one baseline; skipped rows carry no timing."""
+    from pathlib import Path
+    from vitlab import layout
+    book = Path(__file__).resolve().parent.parent / "book"
+    for stack in layout.STACKS:
+        rows = results.latest_runs(results.load(layout.rows_dir(stack, book)))
+        assert results.baseline_problems(rows) == [], stack
+        assert [r["variant"] for r in rows if r.get("skipped") and r.get("median_ms") is not None] == [], stack
+        assert all("baseline" in r and "sweep" in r for r in rows), stack
