@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -115,9 +116,10 @@ def _graph_kinds(graph) -> list[str]:
     return kinds
 
 
-def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=None) -> Applied:
+def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=None, load_qconf=None) -> Applied:
     """IPEX static INT8: prepare (default static qconfig), calibrate on `calibration` batches,
-    convert, torch.jit.trace + freeze. Saves IPEX's qconf JSON to `qconf_path` when given."""
+    convert, torch.jit.trace + freeze. Saves IPEX's qconf JSON to `qconf_path` when given;
+    `load_qconf` (a saved qconf JSON) sets the tuned scales instead (pass calibration=[])."""
     ipex = ipex_guard.load()
     if ipex is None:
         return Applied(model, False, ipex_guard.status())
@@ -125,6 +127,8 @@ def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=N
         from intel_extension_for_pytorch.quantization import convert, prepare
         mapping = ipex.quantization.default_static_qconfig_mapping
         prepared = prepare(model.eval(), mapping, example_inputs=example, inplace=False)
+        if load_qconf is not None:  # the scales a calibration run saved: no calibration data needed
+            prepared.load_qconf_summary(qconf_summary=str(load_qconf))
         batches = 0
         with torch.no_grad():
             for images in calibration:  # observers record each activation's range
@@ -144,8 +148,9 @@ def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=N
         return Applied(traced, False, "IPEX INT8 inserted no quantize/dequantize ops (model runs in fp32)",
                        details=details)
     isa = torch.backends.cpu.get_cpu_capability()
+    scales = f"scales loaded from {Path(load_qconf).name}" if load_qconf else f"calibrated on {batches} batch(es)"
     return Applied(traced, True, f"IPEX static INT8 on {isa}: {qdq} quantize/dequantize ops, fused into {groups} "
-                                 f"oneDNN Graph partition(s); calibrated on {batches} batch(es)", details=details)
+                                 f"oneDNN Graph partition(s); {scales}", details=details)
 
 
 def _pt2e_api(prefer: str = "auto"):
