@@ -1,0 +1,52 @@
+"""vitlab.serve: one serving instance prints one JSON line per batch; instances meet at a barrier."""
+import json
+import threading
+
+import pytest
+import torch
+from torch import nn
+
+from vitlab import serve
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """build() returns a tiny linear model instead of the trained digits ViT."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10)).eval()
+
+    def build(kind, weights=None, calibration_images=256):
+        if kind == "ipex-int8":
+            return None, "IPEX unavailable: test"
+        return (lambda x: model(x)), f"{kind} (tiny)"
+    monkeypatch.setattr(serve, "build", build)
+
+
+def test_one_json_line_per_batch_with_timing_and_spread(tiny, capsys):
+    lines = serve.main(["--model", "fp32", "--batch", "1", "4", "--iters", "6", "3", "--rounds", "3", "--json"])
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed == lines and [line["batch"] for line in lines] == [1, 4]
+    assert [line["iters"] for line in lines] == [6, 3]  # split evenly over the rounds
+    for line in lines:
+        assert line["median_ms"] > 0 and line["p90_ms"] >= line["median_ms"] and line["spread"] >= 0
+        assert line["throughput"] == pytest.approx(line["batch"] * 1000 / line["median_ms"])
+        assert line["threads"] == torch.get_num_threads() and line["end"] >= line["start"]
+
+
+def test_a_recipe_that_did_not_engage_is_a_skipped_line_without_timing(tiny):
+    lines = serve.main(["--model", "ipex-int8", "--batch", "1", "8"])
+    assert [(line["batch"], line["skipped"]) for line in lines] == [(1, "IPEX unavailable: test"), (8, "IPEX unavailable: test")]
+    assert all("median_ms" not in line for line in lines)
+
+
+def test_barrier_waits_for_every_instance(tmp_path):
+    arrived = []
+    other = threading.Thread(target=lambda: (serve.barrier(str(tmp_path), 2, "b1"), arrived.append("other")))
+    other.start()
+    other.join(0.2)
+    assert other.is_alive() and not arrived  # alone at the barrier (one file per pid: same pid, so fake a second)
+    (tmp_path / "b1-second").touch()
+    other.join(5)
+    assert arrived == ["other"]
+    with pytest.raises(TimeoutError):
+        serve.barrier(str(tmp_path), 3, "b2", timeout_s=0.05)
+    serve.barrier(None, 5, "ignored")  # no folder: no waiting
