@@ -23,12 +23,13 @@ def first_line(error: BaseException, limit: int = 160) -> str:
     return text
 
 
-def _cell(value, spec: str) -> str:
+def _cell(value, spec) -> str:
+    """One table cell: '–' for missing, yes/no for booleans, else `spec` (a format spec or a function)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return format(value, spec).replace("|", "\\|")
+    return (spec(value) if callable(spec) else format(value, spec)).replace("|", "\\|")
 
 
 class Markdown(str):
@@ -39,7 +40,7 @@ class Markdown(str):
 
 
 def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, columns: list[str] | None = None) -> Markdown:
-    """A list of dicts as a Markdown table; `formats` maps a column to a format spec (e.g. '.1f')."""
+    """A list of dicts as a Markdown table; `formats` maps a column to a format spec ('.1f') or a function."""
     if not rows:
         return Markdown("*(no rows)*")
     formats = formats or {}

@@ -49,11 +49,8 @@ def _run(args) -> int:
         if args.preset not in PRESET_NAMES:
             raise ValueError(f"unknown preset {args.preset!r}: choose one of {', '.join(PRESET_NAMES)}")
         notebooks = book.select(args.only)
-        from vitlab.device import BackendError, backend_name, pick_device
-        try:
-            device = pick_device(args.backend)
-        except BackendError as error:
-            raise ValueError(str(error)) from None
+        from vitlab.device import backend_name, pick_device
+        device = pick_device(args.backend)  # BackendError is a ValueError
         book_dir = layout.ROOT / "book" if args.into is None else book.writable_folder(args.into)
     except (ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) else error

@@ -4,23 +4,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from vitlab import layout
+from vitlab.chapter import markdown_table
 from vitlab.results import latest_runs, with_speedups
 
 
-def _fmt(value, digits: int = 2) -> str:
-    if value is None or value == "":
+def _number(value) -> str:
+    """The results page's numbers: 2 decimals with thousands separators, small values in 2 significant digits."""
+    if value == "":
         return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e-2 and value != 0 else f"{value:,.{digits}f}"
-    return str(value).replace("|", "\\|")
+        return f"{value:.2g}" if abs(value) < 1e-2 and value != 0 else f"{value:,.2f}"
+    return str(value)
 
 
 def _table(header: list[str], body: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(v) for v in line) + " |" for line in body]
-    return "\n".join(lines)
+    return str(markdown_table([dict(zip(header, line)) for line in body], {h: _number for h in header}, header))
 
 
 def _speedup_plot(rows: list[dict], notebook: str, path: Path) -> bool:
