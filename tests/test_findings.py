@@ -42,8 +42,50 @@ def test_the_band_is_the_largest_spread_and_skips_say_why():
     assert findings.best(rows).startswith("fastest: compiled and eager are within noise")
 
 
+def test_a_rate_without_latency_is_said_in_items_per_second():
+    rows = [{**COMMON, "variant": "1 process", "baseline": True, "throughput": 100.0, "median_ms": None},
+            {**COMMON, "variant": "2 ranks", "throughput": 150.0, "median_ms": None, "spread": 0.1}]
+    (two,) = findings.findings(rows)
+    assert str(two) == "2 ranks: 1.50× 1 process (100 → 150 items/s at batch 1) — faster"
+
+
 def test_rows_compare_only_inside_their_group():
     rows = [_row("eager", 10.0, baseline=True), {**_row("eager", 5.0, baseline=True), "batch": 8},
             {**_row("default", 4.0), "batch": 8}, {**_row("orphan", 1.0), "group": "int8"}]
     (only,) = findings.findings(rows)
     assert only.row["variant"] == "default" and only.ratio == 1.25
+
+
+# --- the committed book: what each executed page printed is what its own rows say ---------------------------------
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+
+from vitlab import layout, results  # noqa: E402
+
+BOOK = layout.ROOT / "book"
+PAGES = sorted((stack, backend, page) for stack in layout.STACKS for backend in layout.BACKENDS
+               for page in layout.pages_dir(backend, stack, BOOK).glob("*.ipynb"))
+
+
+def _printed_findings(page) -> list[str]:
+    """The lines of a page's printed output that have a finding's shape ('…× … (… ms at batch …) — …')."""
+    cells = json.loads(page.read_text())["cells"]
+    text = "".join("".join(out.get("text", "")) for cell in cells if cell["cell_type"] == "code"
+                   for out in cell.get("outputs", []) if out.get("name") == "stdout")
+    return [line.strip() for line in text.splitlines()
+            if "× " in line and (" ms at batch " in line or " items/s at batch " in line) and " — " in line]
+
+
+@pytest.mark.parametrize("stack,backend,page", PAGES, ids=[f"{s}-{b}-{p.stem}" for s, b, p in PAGES])
+def test_every_printed_finding_is_what_the_rows_of_that_run_give(stack, backend, page):
+    source = "".join("".join(c["source"]) for c in json.loads(page.read_text())["cells"])
+    printed = _printed_findings(page)
+    if "findings.say(" not in source and "findings.findings(" not in source:
+        pytest.skip(f"{page.name} prints no findings")
+    rows = [r for r in results.latest_runs(results.load_file(layout.rows_file(backend, stack, BOOK)))
+            if r["notebook"] == page.stem]
+    computed = {str(f) for f in findings.findings(rows)}
+    assert printed, f"{page.name} uses vitlab.findings but printed no finding"
+    assert not set(printed) - computed, f"printed but not what the rows give: {sorted(set(printed) - computed)[:3]}"

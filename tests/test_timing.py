@@ -63,6 +63,13 @@ def test_interleaved_times_every_candidate_once_per_round_in_turn():
     assert all(t.first_call_s is not None for t in out.values())
 
 
+def test_interleaved_without_first_call_makes_no_extra_call():
+    order = []
+    out = timing.interleaved({"a": lambda: order.append("a")}, rounds=2, warmup=1, iters=2, rewarm=0, first_call=False)
+    assert order == ["a"] * 3  # round 1: one warm-up, one sample; round 2: one sample
+    assert out["a"].first_call_s is None and len(out["a"].samples_ms) == 2
+
+
 def test_interleaved_spread_is_range_over_median_of_round_medians():
     # A fake clock: each call of a candidate advances time by its scripted duration (ms).
     now = [0.0]

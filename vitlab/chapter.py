@@ -59,9 +59,13 @@ def quiet_compile_workers(max_cores: int = 4) -> str:
     """On a machine with few cores, Inductor compiles in-process, so its workers don't steal timed cores.
 
     Sets torch._inductor.config.compile_threads = 1 (as TORCHINDUCTOR_COMPILE_THREADS=1 would) when
-    there are at most `max_cores` cores; returns one line saying what it did.
+    there are at most `max_cores` cores; returns one line saying what it did. Also mutes the
+    "No CUDA runtime is found" warning that compiling prints on a machine without CUDA (harmless there).
     """
+    import logging
+
     import torch._inductor.config as inductor_config
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
     if cores() <= max_cores:
         inductor_config.compile_threads = 1
     return f"{cores()} cores -> Inductor compile_threads = {inductor_config.compile_threads}"

@@ -40,8 +40,11 @@ class Finding:
             return f"{name}: skipped — {row['skipped']}"
         if self.ratio is None:
             return f"{name}: not timed — {row.get('reason') or 'no timing recorded'}"
-        text = (f"{name}: {self.ratio:.2f}× {base.get('variant')} ({base['median_ms']:.3g} → {row['median_ms']:.3g} ms "
-                f"at batch {row.get('batch')}) — {self.verdict}")
+        if row.get("median_ms") is not None and base.get("median_ms") is not None:
+            measured = f"{base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
+        else:  # a rate without a per-call latency (e.g. a whole training run)
+            measured = f"{base['throughput']:.4g} → {row['throughput']:.4g} items/s"
+        text = f"{name}: {self.ratio:.2f}× {base.get('variant')} ({measured} at batch {row.get('batch')}) — {self.verdict}"
         if self.verdict == "within noise":
             text += f" (inside ±{self.band:.0%})"
         if not row.get("engaged", True):

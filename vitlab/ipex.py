@@ -60,6 +60,10 @@ def _load() -> tuple[ModuleType | None, str]:
     if why is None:
         try:
             module = _import_guarded("intel_extension_for_pytorch")
+            # IPEX announces that ipex.optimize's own internal defaults ('fuse_update_step', ...) "will be
+            # deprecated" at every call: nothing the caller passed or can change, so those lines are dropped.
+            import logging
+            logging.getLogger("IPEX").addFilter(lambda record: "will be deprecated" not in record.getMessage())
             return module, f"IPEX {module.__version__} loaded"
         except BaseException as error:  # SystemExit and friends included: IPEX must never kill us
             why = f"importing it failed: {error.__class__.__name__}: {str(error).splitlines()[0][:160]}"

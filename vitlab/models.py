@@ -68,7 +68,10 @@ def _imagenet_labels() -> dict[int, str]:
 
 
 def _build_hf(spec: ModelSpec, pretrained: bool, num_classes: int) -> nn.Module:
-    from transformers import ViTConfig, ViTForImageClassification
+    import warnings
+    with warnings.catch_warnings():  # tqdm's "IProgress not found" when a notebook lacks ipywidgets: harmless
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers import ViTConfig, ViTForImageClassification
     if pretrained:
         return ViTForImageClassification.from_pretrained(spec.hub_id)
     labels = _imagenet_labels() if num_classes == 1000 else {i: str(i) for i in range(num_classes)}

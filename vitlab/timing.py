@@ -89,12 +89,13 @@ class InterleavedTiming(Timing):
 
 
 def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: int = 3, warmup: int = 5,
-                iters: int = 20, rewarm: int = 1, device: torch.device | str = "cpu",
+                iters: int = 20, rewarm: int = 1, device: torch.device | str = "cpu", first_call: bool = True,
                 clock: Callable[[], float] = time.perf_counter, **kwargs: Any) -> dict[str, InterleavedTiming]:
     """Time every candidate fn(*args, **kwargs) once per round, in turn, for `rounds` rounds.
 
     A noisy spell on a shared machine then hits all candidates alike. Round 1 reports each first call
-    apart and runs `warmup` untimed calls; later rounds run `rewarm` (caches went to the others meanwhile).
+    apart (unless `first_call=False`: the caller made it already, e.g. to time a compile) and runs
+    `warmup` untimed calls; later rounds run `rewarm` (caches went to the others meanwhile).
     `iters` samples per candidate in all, split evenly over the rounds (at least one per round).
     """
     if rounds < 1:
@@ -104,7 +105,7 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     for round_ in range(rounds):
         for name, fn in candidates.items():
             t = timed(fn, *args, device=device, warmup=warmup if round_ == 0 else rewarm, iters=per_round,
-                      first_call=round_ == 0, clock=clock, **kwargs)
+                      first_call=first_call and round_ == 0, clock=clock, **kwargs)
             if round_ == 0:
                 found[name] = InterleavedTiming(t.samples_ms, t.first_call_s, t.warmup, t.output,
                                                 round_medians_ms=[t.median_ms])
