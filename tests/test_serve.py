@@ -50,3 +50,16 @@ def test_barrier_waits_for_every_instance(tmp_path):
     with pytest.raises(TimeoutError):
         serve.barrier(str(tmp_path), 3, "b2", timeout_s=0.05)
     serve.barrier(None, 5, "ignored")  # no folder: no waiting
+
+
+def test_several_models_in_one_instance_each_with_its_lines(tiny):
+    lines = serve.main(["--model", "fp32", "ipex-int8", "pt2e-int8", "--batch", "1", "2", "--iters", "3", "--rounds", "1"])
+    assert [(line["model"], line["batch"]) for line in lines] == [
+        ("fp32", 1), ("fp32", 2), ("ipex-int8", 1), ("ipex-int8", 2), ("pt2e-int8", 1), ("pt2e-int8", 2)]
+    assert [bool(line.get("skipped")) for line in lines] == [False, False, True, True, False, False]
+    assert all(line["iters"] == 3 for line in lines if not line.get("skipped"))
+
+
+def test_iters_must_be_one_count_or_one_per_batch(tiny):
+    with pytest.raises(SystemExit):
+        serve.main(["--batch", "1", "2", "4", "--iters", "3", "5"])

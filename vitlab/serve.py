@@ -1,11 +1,12 @@
 """One serving instance: the trained digits ViT (fp32, PT2E INT8 or IPEX INT8), timed, one JSON line per batch.
 
     python -m torch.backends.xeon.run_cpu --ncores-per-instance 1 --ninstances 2 --no-python \
-        python -m vitlab.serve --model pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
+        python -m vitlab.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
 
-INT8 models are quantized in this process (calibrated on training images). Every batch shape runs once
-before any timing (compiles happen there); with --barrier, the instances then wait for each other before
-each batch's timing, so their timed windows overlap and their throughputs add up.
+INT8 models are quantized in this process (calibrated on training images). Several --model kinds are built
+and timed one after the other in the same process (one launch serves them all). Every model and batch shape
+runs once before any timing (compiles happen there); with --barrier, the instances then wait for each other
+before each (model, batch) timing, so their timed windows overlap and their throughputs add up.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def barrier(folder: str | None, instances: int, tag: str, timeout_s: float = 600
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(prog="python -m vitlab.serve", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=KINDS, default="fp32")
+    parser.add_argument("--model", choices=KINDS, nargs="+", default=["fp32"], help="one or more, timed in turn")
     parser.add_argument("--weights", help="a .safetensors file of the digits ViT (default: vitlab.train.trained)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
     parser.add_argument("--iters", type=int, nargs="+", default=[20], help="timed calls per batch (one: for all)")
@@ -63,25 +64,31 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--instances", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="one JSON line per batch (the only output format)")
     args = parser.parse_args(argv)
+    if len(args.iters) not in (1, len(args.batch)):
+        parser.error(f"--iters takes one count or one per batch ({len(args.batch)}), got {len(args.iters)}")
     import torch
     from vitlab.timing import interleaved
-    run, why = build(args.model, args.weights)
-    found = {"model": args.model, "pid": os.getpid(), "threads": torch.get_num_threads(),
+    built = {kind: build(kind, args.weights) for kind in dict.fromkeys(args.model)}
+    found = {"pid": os.getpid(), "threads": torch.get_num_threads(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
-    lines = [{**found, "batch": batch, "skipped": why} for batch in args.batch] if run is None else []
     inputs = {batch: torch.randn(batch, 3, 32, 32, generator=torch.Generator().manual_seed(0)) for batch in args.batch}
+    iters = args.iters * len(args.batch) if len(args.iters) == 1 else args.iters
+    lines = []
     with torch.no_grad():
-        for x in inputs.values() if run else ():  # every shape once (a compiled model compiles here) before timing
-            run(x)
-        for batch, n in zip(args.batch, args.iters * len(args.batch) if len(args.iters) == 1 else args.iters):
+        for run, _ in built.values():  # every model and shape once (a compiled model compiles here) before timing
+            for x in inputs.values() if run else ():
+                run(x)
+        for kind, (run, why) in built.items():
             if run is None:
-                break
-            barrier(args.barrier, args.instances, f"batch{batch}")
-            start = time.time()
-            t = interleaved({args.model: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n)[args.model]
-            lines.append({**found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms, "iters": len(t.samples_ms),
-                          "throughput": t.throughput(batch), "spread": t.spread, "start": start, "end": time.time(),
-                          "reason": why})
+                lines += [{"model": kind, **found, "batch": batch, "skipped": why} for batch in args.batch]
+                continue
+            for batch, n in zip(args.batch, iters):
+                barrier(args.barrier, args.instances, f"{kind}-batch{batch}")
+                start = time.time()
+                t = interleaved({kind: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n)[kind]
+                lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
+                              "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
+                              "start": start, "end": time.time(), "reason": why})
     for line in lines:
         print(json.dumps(line), flush=True)
     return lines
