@@ -82,10 +82,10 @@ def _ceiling_plot(rows: list[dict], path: Path) -> bool:
                 handles.setdefault(name, line)
         ax.axhline(100, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
         ax.set_xlabel("batch size")
         ax.set_title(backend)
-    axes[0][0].set_ylabel("achieved FLOP/s, % of the measured GEMM ceiling")
+    axes[0][0].set_ylabel("% of the measured GEMM ceiling")
     fig.suptitle("How close each variant gets to the hardware's limit (dashed: a large GEMM, same run and precision)"
                  + (f" — {models.pop()}" if len(models) == 1 else ""))
     fig.legend(handles=[handles[n] for n in names], loc="lower center", ncol=2, fontsize=8, frameon=False)
