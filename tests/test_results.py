@@ -82,6 +82,13 @@ def test_the_recorder_puts_its_context_on_every_row(tmp_path, monkeypatch):
     assert results.baseline_problems(stored) == []
 
 
+def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
+    t = timing.InterleavedTiming([2.0, 4.0, 3.0], None, 1, round_medians_ms=[2.0, 4.0, 3.0])
+    row = results.make_row("01_port_to_xpu", "cpu", "quick", "vit-32px", "fp32", 64, timing=t, baseline=True)
+    assert row["round_medians_ms"] == [2.0, 4.0, 3.0] and row["spread"] == pytest.approx((4 - 2) / 3, abs=1e-4)
+    assert "round_medians_ms" not in _row()  # a plain Timing has no rounds
+
+
 def test_a_skipped_variant_cannot_carry_a_timing():
     with pytest.raises(ValueError, match="carries no timing"):
         _row(skipped="no IPEX")

@@ -63,6 +63,8 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
         if compile_s is None and timing.first_call_s is not None:
             row["compile_s"] = round(timing.first_call_s, 3)
         spread = spread if spread is not None else getattr(timing, "spread", None)
+        if getattr(timing, "round_medians_ms", None):  # interleaved: each round's median, to see what the spread is made of
+            row["round_medians_ms"] = [round(m, 4) for m in timing.round_medians_ms]
     if spread is not None:
         row["spread"] = round(float(spread), 4)
     if correct:
