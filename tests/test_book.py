@@ -247,3 +247,28 @@ def test_the_stack_comparison_pairs_only_variants_both_stacks_ran(tmp_path):
     assert "ipex" not in section and "| big |" not in section
     empty = report.write_results_page(reference, tmp_path, []).read_text()
     assert "No variant has been run on both stacks yet" in empty
+
+
+def test_a_gpu_run_on_the_current_stack_stands_beside_the_cpu_and_is_compared_only_with_itself(tmp_path):
+    cpu = [_row("2.8.0", "eager", 10.0), _row("2.8.0", "compiled", 20.0)]
+    gpu = [{**_row("2.11.0", variant, rate, preset="gpu"), "backend": "cuda", "device_name": "NVIDIA H200"}
+           for variant, rate in (("eager", 100.0), ("compiled", 300.0))]
+    page = report.write_results_page(cpu, tmp_path, gpu).read_text()
+    assert "| cuda (current stack) | n | gpu | NVIDIA H200 |" in page
+    assert "| cuda (current stack) | m | compiled | 8 | – | – | 300.00 | 3.00 |" in page  # against the GPU's eager
+    assert "| cpu | m | compiled | 8 | – | – | 20.00 | 2.00 |" in page                   # against the CPU's eager
+    assert "- **cuda** — ran on the current stack only" in page and "--backend cuda --preset gpu" in page
+
+
+def test_the_toc_names_a_gpu_page_by_its_device_next_to_the_cpu_pages(tmp_path):
+    import nbformat
+    chapter = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter")])
+    for folder in ("notebooks", "book/cpu", "book/current/cuda"):
+        (tmp_path / folder).mkdir(parents=True)
+        nbformat.write(chapter, tmp_path / folder / "01_a.ipynb")
+    rows = layout.rows_file("cuda", "current", tmp_path / "book")
+    rows.parent.mkdir(parents=True)
+    rows.write_text(json.dumps({"backend": "cuda", "device_name": "NVIDIA H200"}) + "\n")
+    entry = book.toc(tmp_path)["parts"][0]["chapters"][0]
+    assert entry["title"] == "A chapter (CPU)"
+    assert entry["sections"] == [{"file": "book/current/cuda/01_a", "title": "… on CUDA (H200), current stack"}]

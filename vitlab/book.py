@@ -177,11 +177,18 @@ def chapter_title(notebook: Path) -> str:
     return notebook.stem
 
 
+def _device(backend: str, stack_name: str, root: Path) -> str:
+    """' (H200)': a GPU backend's device, when its rows name exactly one; '' for the CPU or when unknown."""
+    path = layout.rows_file(backend, stack_name, root / "book")
+    names = {r.get("device_name") for r in load_rows(path)} - {None} if backend != "cpu" and path.exists() else set()
+    return f" ({names.pop().removeprefix('NVIDIA ')})" if len(names) == 1 else ""
+
+
 def toc(root: Path = ROOT) -> dict:
     """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
     parts = []
     for notebook in chapters(root):
-        runs = [(layout.page(b, stack_name, notebook.stem), f"{b.upper()}{layout.stack_label(stack_name)}")
+        runs = [(layout.page(b, stack_name, notebook.stem), f"{b.upper()}{_device(b, stack_name, root)}{layout.stack_label(stack_name)}")
                 for stack_name in layout.STACKS for b in layout.BACKENDS
                 if (layout.pages_dir(b, stack_name, root / "book") / notebook.name).exists()]
         if not runs:

@@ -86,7 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     env.set_defaults(handler=_env)
     run = commands.add_parser("run", help="execute the chapters with papermill into book/<backend>/")
     run.add_argument("--backend", default="auto", help=f"one of {', '.join(CHOICES)} (default auto)")
-    run.add_argument("--preset", default="quick", help="quick (minutes on 2 CPU cores) or full (the seeds' settings)")
+    run.add_argument("--preset", default="quick",
+                     help="quick (minutes on 2 CPU cores), full (the seeds' settings) or gpu "
+                          "(one GPU: chapters 01, 02 and 04 sized for about 8 minutes on an H200)")
     run.add_argument("--only", nargs="+", metavar="NAME", help="run only these notebooks (e.g. 02 or 02_torch_compile)")
     run.add_argument("--into", type=Path, metavar="DIR",
                      help="write executed notebooks and result rows under DIR instead of the book")

@@ -143,9 +143,13 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     missing = [b for b in layout.BACKENDS if b not in reference_backends]
     if missing:
         text += ["Not run yet on the reference stack:", ""]
-        text += [f"- **{b}** — not run yet: on {layout.BACKENDS[b].where}, run "
-                 f"`vitlab run --backend {layout.BACKENDS[b].device_type} --preset full && vitlab book`"
-                 for b in missing]
+        current_backends = {r["backend"] for r in current or []}
+        for b in missing:
+            preset = "full" if b == "cpu" else "gpu"  # a GPU's budget: every chapter in minutes (or --preset full)
+            text.append(f"- **{b}** — " + ("ran on the current stack only (above); the reference stack (torch 2.8 + "
+                                            "IPEX) has not run there yet: " if b in current_backends else "not run yet: ")
+                        + f"on {layout.BACKENDS[b].where}, run "
+                        f"`vitlab run --backend {layout.BACKENDS[b].device_type} --preset {preset} && vitlab book`")
         text.append("")
     if _ceiling_plot(rows, figures / "ceiling_fraction.png"):
         text += ["## Achieved FLOP/s", "", "![achieved FLOP/s as a fraction of the measured ceiling](figures/ceiling_fraction.png)", "",

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Dry run of tools/device-run.sh here, on CPU, before spending GPU-machine time on it:
+#   bash tools/device-dry-run.sh            BACKEND=cpu PRESET=quick (override either in the environment)
+# It runs exactly tools/device-run.sh, on a copy of what a device call would send (tracked and
+# untracked-not-ignored files, plus .whl), with a clean Python 3.12 virtual environment standing in
+# for the machine's image: torch 2.11.0, torchvision 0.26, transformers 5.17 and the image's other
+# packages that vitlab uses, but no papermill, nbclient, nbformat, jupyter_client, ipykernel or
+# torchao, so the carried wheels are what makes it work. That environment (several GB: PyPI's torch
+# for Linux is the CUDA build) lives in ~/.cache/vitlab/envs/dryrun-py312 and is reused.
+# Passes when every chapter ran and each left rows of the backend in the rows file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+backend=${BACKEND:-cpu}
+preset=${PRESET:-quick}
+env=${DRYRUN_ENV:-$HOME/.cache/vitlab/envs/dryrun-py312}
+py312=${VITLAB_PYTHON312:-$(command -v python3.12 || echo "$HOME/.pyenv/versions/3.12.1/bin/python")}
+quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
+
+# The image's stand-in: what the nvidia-h200 image holds (the device tool's KINDS.md) and vitlab uses,
+# at the image's versions where they are known.
+IMAGE=(torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm numpy==2.5.2 pandas matplotlib
+       scikit-learn scikit-image safetensors==0.8.0 onnx==1.23.1 onnxscript==0.7.2 onnxruntime==1.30.0
+       pillow pyyaml pytest packaging psutil pygments aiohttp click requests tqdm attrs python-dateutil
+       typing-extensions)
+want=$(printf '%s\n' "${IMAGE[@]}" | sha256sum | cut -c1-16)
+if [ ! -f "$env/.vitlab-dryrun" ] || [ "$(cat "$env/.vitlab-dryrun")" != "$want" ]; then
+    echo "dry run: building the image's stand-in in $env (Python 3.12, torch 2.11; several GB, once)"
+    [ -x "$env/bin/python" ] || "$py312" -m venv "$env"
+    PIP_FIND_LINKS= PIP_CONSTRAINT= "$env/bin/python" -m pip install --quiet "${IMAGE[@]}" 2>&1 | quiet
+    echo "$want" >"$env/.vitlab-dryrun"
+fi
+for absent in papermill nbclient nbformat jupyter_client ipykernel torchao vitlab; do
+    if (cd / && "$env/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$absent') is None)"); then
+        echo "dry run: $env has $absent, which the machine's image lacks: the dry run would not test .whl" >&2
+        exit 1
+    fi
+done
+
+bash tools/wheelhouse.sh
+
+tmp=$(mktemp -d -t vitlab-dryrun-XXXXXX)
+repo=$tmp/repo
+mkdir -p "$repo"
+# What a device call sends: tracked files and untracked ones git does not ignore, plus the carried .whl.
+git ls-files -z -co --exclude-standard | (cd "$root" && xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) \
+    | tar -C "$root" --null -T - -cf - | tar -C "$repo" -xf -
+cp -r .whl "$repo/.whl"
+echo "dry run: $(git ls-files -co --exclude-standard | wc -l) files copied to $repo; $(ls .whl | wc -l) wheels," \
+     "$(du -sh .whl | cut -f1) in .whl"
+
+extra=()
+[ -z "${CHAPTERS:-}" ] || extra+=("CHAPTERS=$CHAPTERS")
+[ -z "${VITLAB_GIT_SHA:-}" ] || extra+=("VITLAB_GIT_SHA=$VITLAB_GIT_SHA")
+start=$SECONDS
+status=0
+# A clean process environment apart from PATH: the stand-in's python3 first; no PYTHONPATH, no VIRTUAL_ENV;
+# vitlab's cache and the hub's are empty, as on a fresh machine.
+env -i HOME="$HOME" PATH="$env/bin:/usr/bin:/bin" LANG=C.UTF-8 TERM=dumb \
+    BACKEND="$backend" PRESET="$preset" OUT="$tmp/out" SITE="$tmp/site" \
+    VITLAB_CACHE="$tmp/cache" HF_HOME="$tmp/hf" TORCHINDUCTOR_CACHE_DIR="$tmp/inductor" \
+    OMP_WAIT_POLICY=PASSIVE BUDGET_S="${BUDGET_S:-3600}" "${extra[@]}" \
+    bash "$repo/tools/device-run.sh" || status=$?
+echo "dry run: device-run.sh exited $status after $((SECONDS - start)) s"
+
+"$env/bin/python" - "$tmp/out" "$backend" "$repo" "${CHAPTERS:-}" <<'PY' || status=1
+import json, sys
+from pathlib import Path
+out, backend, repo = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+files = sorted(out.iterdir())
+print("returned:", ", ".join(f"{f.name} ({f.stat().st_size / 1024:.0f} KiB)" for f in files))
+problems = []
+if len(files) > 8:
+    problems.append(f"{len(files)} files in OUT: at most 8 come back")
+problems += [f"{f.name}: not a plain file" for f in files if not f.is_file()]
+problems += [f"{f.name}: over 16 MiB" for f in files if f.is_file() and f.stat().st_size > 16 * 2**20]
+rows_file = out / f"{backend}.jsonl"
+rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
+chapters = sorted(p.stem for p in (repo / "notebooks").glob("[0-9][0-9]_*.ipynb")
+                  if not sys.argv[4].split() or p.stem in sys.argv[4].split() or p.stem[:2] in sys.argv[4].split())
+for chapter in chapters:
+    mine = [r for r in rows if r.get("notebook") == chapter]
+    others = {r.get("backend") for r in mine} - {backend}
+    print(f"  {chapter:26} {len(mine):4} rows" + (f", backends {sorted(others)}" if others else ""))
+    if not mine:
+        problems.append(f"{chapter}: no rows in {rows_file.name}")
+    if others:
+        problems.append(f"{chapter}: rows of another backend {sorted(others)}")
+    if not (out / f"{chapter}.ipynb").exists():
+        problems.append(f"{chapter}: no executed notebook came back")
+if not chapters:
+    problems.append(f"no chapter matches CHAPTERS={sys.argv[4]!r}")
+torch_versions = sorted({r.get("versions", {}).get("torch") for r in rows})
+print(f"rows: {len(rows)}, torch {', '.join(map(str, torch_versions))}")
+print("\n".join(f"PROBLEM: {p}" for p in problems) or "dry run: every chapter ran and left rows")
+sys.exit(1 if problems else 0)
+PY
+echo "dry run: files in $tmp/out (kept); the copy in $repo"
+exit "$status"
