@@ -38,3 +38,11 @@ def test_a_killed_rank_fails_the_launch_fast():
     assert run.summary is None
     assert run.wall_s < 90
     assert "rank 1 failed first" in run.failure()
+
+
+def test_window_spread_is_the_range_of_window_medians_over_their_median():
+    steady = [0.1] * 9
+    assert ddp.window_spread(steady) == 0.0
+    slow_end = [0.1] * 6 + [0.15] * 3  # windows' medians 0.1, 0.1, 0.15
+    assert ddp.window_spread(slow_end) == 0.5
+    assert ddp.window_spread([0.1, 0.1]) is None  # fewer steps than windows: no band

@@ -86,6 +86,7 @@ def test_every_printed_finding_is_what_the_rows_of_that_run_give(stack, backend,
         pytest.skip(f"{page.name} prints no findings")
     rows = [r for r in results.latest_runs(results.load_file(layout.rows_file(backend, stack, BOOK)))
             if r["notebook"] == page.stem]
-    computed = {str(f) for f in findings.findings(rows)}
+    computed = {str(f) for f in findings.findings(rows)}  # each row against its group's baseline
+    computed |= {str(findings.compare(a, b)) for a in rows for b in rows if a is not b}  # and any pair a page compares
     assert printed, f"{page.name} uses vitlab.findings but printed no finding"
     assert not set(printed) - computed, f"printed but not what the rows give: {sorted(set(printed) - computed)[:3]}"

@@ -64,3 +64,20 @@ def test_the_environments_scripts_point_into_the_environment_itself():
     assert "pytest" in python_ones
     outside = {name: line for name, line in python_ones.items() if not line.startswith(f"#!{env}/bin/python")}
     assert not outside, f"scripts whose interpreter lies outside {env}: {outside}"
+
+
+def test_quiet_known_messages_mutes_what_it_says_and_keeps_compile_workers_off_few_cores():
+    import logging
+    import warnings
+
+    import torch._inductor.config as inductor_config
+
+    from vitlab import chapter
+    line = chapter.quiet_known_messages(max_cores=10**6)  # every machine has "few" cores here
+    assert inductor_config.compile_threads == 1 and line.endswith("compile_threads = 1")
+    assert inductor_config.autotune_num_choices_displayed == 0
+    assert logging.getLogger("torch.utils.cpp_extension").getEffectiveLevel() == logging.ERROR
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.warn("IProgress not found. Please update jupyter and ipywidgets.")
+        warnings.warn("something else")
+    assert [str(w.message) for w in caught] == ["something else"]

@@ -109,3 +109,14 @@ def test_gemm_ceiling_int8_measures_or_says_why():
     rate, basis = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
     assert "int8" in basis
     assert (rate is None and basis) or (rate > 0 and "OP/s" in basis)
+
+
+def test_flop_fields_put_the_achieved_rate_against_ceiling_and_peak():
+    # 2 GFLOP per image, batch 4, 10 ms per call -> 800 GFLOP/s; ceiling 1000 GFLOP/s, nominal peak 2000
+    fields = timing.flop_fields(2e9, 4, 10.0, (1e12, "measured: fp32 GEMM"), peak=2e12)
+    assert fields["flops_per_s"] == 800_000_000_000
+    assert abs(fields["ceiling_fraction"] - 0.8) < 1e-12 and abs(fields["peak_fraction"] - 0.4) < 1e-12
+    assert fields["ceiling_basis"] == "measured: fp32 GEMM"
+    missing = timing.flop_fields(2e9, 4, 10.0, (None, "int8 GEMM: no torch._int_mm"))
+    assert missing["ceiling_fraction"] is None and missing["peak_fraction"] is None
+    assert missing["ceiling_basis"].startswith("int8 GEMM")

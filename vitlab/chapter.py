@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import os
 
-PRESET_NAMES = ("quick", "full")
+PRESET_NAMES = ("quick", "full", "gpu")
 
 
 def settings(presets: dict[str, dict], preset: str) -> dict:
@@ -55,17 +55,32 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def quiet_compile_workers(max_cores: int = 4) -> str:
-    """On a machine with few cores, Inductor compiles in-process, so its workers don't steal timed cores.
+def quiet_known_messages(max_cores: int = 4) -> str:
+    """What every chapter calls once before it times anything: quiet compile workers, known-harmless messages muted.
 
-    Sets torch._inductor.config.compile_threads = 1 (as TORCHINDUCTOR_COMPILE_THREADS=1 would) when
-    there are at most `max_cores` cores; returns one line saying what it did. Also mutes the
-    "No CUDA runtime is found" warning that compiling prints on a machine without CUDA (harmless there).
+    - On a machine with at most `max_cores` cores, Inductor compiles in-process (compile_threads = 1, as
+      TORCHINDUCTOR_COMPILE_THREADS=1 would), so its worker pool does not steal the timed cores.
+    - "No CUDA runtime is found" (torch.utils.cpp_extension, logged when Inductor or IPEX builds C++ on a
+      machine without CUDA) and torchao's enum notice (torch.utils._pytree): harmless there; loggers set to ERROR.
+    - "IProgress not found" (tqdm's notebook progress bar without ipywidgets, at timm/transformers import).
+    - "aten::layer_norm: an autograd kernel was not registered" (PyTorch, at every backward pass once IPEX has
+      replaced layer_norm's CPU kernel; backpropagation then takes a fallback): the chapters that import IPEX
+      explain it where they do.
+    - Inductor's autotuning tables ("AUTOTUNE ...", "Autotune Choices Stats", written to stderr): off; the
+      chapters count what was autotuned from Inductor's counters instead.
+    Returns one line saying what it did.
     """
     import logging
+    import warnings
 
     import torch._inductor.config as inductor_config
-    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+    for name in ("torch.utils.cpp_extension", "torch.utils._pytree"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    warnings.filterwarnings("ignore", message="aten::layer_norm: an autograd kernel was not registered")
+    inductor_config.autotune_num_choices_displayed = 0
+    if hasattr(inductor_config, "max_autotune_report_choices_stats"):  # torch >= 2.9
+        inductor_config.max_autotune_report_choices_stats = False
     if cores() <= max_cores:
         inductor_config.compile_threads = 1
     return f"{cores()} cores -> Inductor compile_threads = {inductor_config.compile_threads}"

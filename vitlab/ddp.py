@@ -64,6 +64,16 @@ def parameter_hash(model: torch.nn.Module) -> str:
     return digest.hexdigest()[:16]
 
 
+def window_spread(step_s: list[float], windows: int = 3) -> float | None:
+    """The noise band of a run's rate: (max - min) / median of the median step time in `windows` equal windows."""
+    import statistics
+    size = len(step_s) // windows
+    if size < 1:
+        return None
+    medians = [statistics.median(step_s[i * size:(i + 1) * size]) for i in range(windows)]
+    return round((max(medians) - min(medians)) / statistics.median(medians), 4)
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m vitlab.ddp", description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="vit-32px", help="a vitlab.models preset (default vit-32px)")
@@ -107,11 +117,13 @@ def main(argv=None) -> None:
             sampler.set_epoch(epoch)
             yield from loader
 
-    first_labels, losses = None, []
+    first_labels, losses, step_ends = None, [], []
     for step, (images, labels) in enumerate(batches()):
         if step == args.warmup:  # clock starts after the warm-up steps, all ranks together
             dist.barrier()
             start = time.perf_counter()
+        if step > args.warmup:  # loss.item() below synchronised the device: the previous step is done
+            step_ends.append(time.perf_counter())
         if step == args.warmup + args.steps:
             break
         if step == args.fail_step and rank == args.fail_rank:
@@ -137,6 +149,7 @@ def main(argv=None) -> None:
 
     mine = {"rank": rank, "device": str(device), "threads": torch.get_num_threads(),
             "images_per_s": round(args.batch * args.steps / elapsed, 2),
+            "spread": window_spread([b - a for a, b in zip([start] + step_ends, step_ends)]),
             "parameter_hash": parameter_hash(model), "first_batch_labels": first_labels,
             "last_loss": round(losses[-1], 4)}
     ranks = [None] * world_size
@@ -147,6 +160,7 @@ def main(argv=None) -> None:
                    "mode": "seed snippet (loss all-reduce, no DDP)" if args.seed_snippet else "DDP",
                    "batch_per_rank": args.batch, "steps": args.steps,
                    "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
+                   "spread": max((r["spread"] for r in ranks if r["spread"] is not None), default=None),
                    "parameters identical across ranks": len(hashes) == 1, "ranks": ranks}
         print(SUMMARY_PREFIX + json.dumps(summary), flush=True)
     dist.destroy_process_group()

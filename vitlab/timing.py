@@ -141,3 +141,16 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
     unit = "OP/s" if dtype == torch.int8 else "FLOP/s"
     return rate, (f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
                   f"{torch.get_num_threads()} threads, median of {iters}: {rate / 1e9:.1f} G{unit}")
+
+
+def flop_fields(flops_per_item: float, batch: int, median_ms: float, ceiling: tuple[float | None, str],
+                peak: float | None = None) -> dict:
+    """A row's achieved FLOP/s (flops_per_item x batch per median call) against a measured ceiling and a nominal peak.
+
+    `ceiling` is what gemm_ceiling returns, (FLOP/s or None, its basis); the fractions are None without a figure.
+    """
+    achieved = flops_per_item * batch / (median_ms / 1000)
+    rate, basis = ceiling
+    return dict(flops_per_s=round(achieved), ceiling_flops_per_s=round(rate) if rate else None, ceiling_basis=basis,
+                ceiling_fraction=achieved / rate if rate else None,
+                peak_flops=peak, peak_fraction=achieved / peak if peak else None)
