@@ -117,8 +117,11 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
 
 
 def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, size: int = 2048,
-                 warmup: int = 2, iters: int = 5) -> tuple[float | None, str]:
+                 warmup: int = 2, iters: int = 10) -> tuple[float | None, str]:
     """The measured ceiling: FLOP/s (int8: OP/s) of a size^3 matmul on `device` in `dtype`, and its basis.
+
+    The rate of the *fastest* of `iters` calls: a ceiling is what the device was seen to reach, and on a
+    machine whose speed drifts a median can land in a slow spell that the model's timings then exceed.
 
     int8 uses torch._int_mm (int8 x int8 -> int32); (None, why) where this torch or device lacks it.
     """
@@ -137,10 +140,10 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
         t = timed(fn, a, b, device=device, warmup=warmup, iters=iters, first_call=False)
     except RuntimeError as error:  # e.g. an int8 kernel missing on this device
         return None, f"{name} GEMM: {error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:120]}"
-    rate = 2 * size**3 / (t.median_ms / 1000)
+    rate = 2 * size**3 / (min(t.samples_ms) / 1000)
     unit = "OP/s" if dtype == torch.int8 else "FLOP/s"
     return rate, (f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
-                  f"{torch.get_num_threads()} threads, median of {iters}: {rate / 1e9:.1f} G{unit}")
+                  f"{torch.get_num_threads()} threads, fastest of {iters}: {rate / 1e9:.1f} G{unit}")
 
 
 def flop_fields(flops_per_item: float, batch: int, median_ms: float, ceiling: tuple[float | None, str],
