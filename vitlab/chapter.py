@@ -66,6 +66,8 @@ def quiet_known_messages(max_cores: int = 4) -> str:
     - "aten::layer_norm: an autograd kernel was not registered" (PyTorch, at every backward pass once IPEX has
       replaced layer_norm's CPU kernel; backpropagation then takes a fallback): the chapters that import IPEX
       explain it where they do.
+    - "To copy construct from a tensor" (raised inside Inductor's own int8 lowering, not by chapter code) and
+      "does not implement _stable_hash_for_caching" (torchao's int8 tensor subclass: Inductor's cache skips it).
     - Inductor's autotuning tables ("AUTOTUNE ...", "Autotune Choices Stats", written to stderr): off; the
       chapters count what was autotuned from Inductor's counters instead.
     Returns one line saying what it did.
@@ -78,6 +80,8 @@ def quiet_known_messages(max_cores: int = 4) -> str:
         logging.getLogger(name).setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", message="IProgress not found")
     warnings.filterwarnings("ignore", message="aten::layer_norm: an autograd kernel was not registered")
+    warnings.filterwarnings("ignore", message="To copy construct from a tensor")
+    warnings.filterwarnings("ignore", message=".*does not implement _stable_hash_for_caching")
     inductor_config.autotune_num_choices_displayed = 0
     if hasattr(inductor_config, "max_autotune_report_choices_stats"):  # torch >= 2.9
         inductor_config.max_autotune_report_choices_stats = False
