@@ -187,8 +187,10 @@ def _device(backend: str, stack_name: str, root: Path) -> str:
 def toc(root: Path = ROOT) -> dict:
     """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
     parts = []
+    labels = {(b, stack_name): f"{b.upper()}{_device(b, stack_name, root)}{layout.stack_label(stack_name)}"
+              for stack_name in layout.STACKS for b in layout.BACKENDS}  # each rows file read once
     for notebook in chapters(root):
-        runs = [(layout.page(b, stack_name, notebook.stem), f"{b.upper()}{_device(b, stack_name, root)}{layout.stack_label(stack_name)}")
+        runs = [(layout.page(b, stack_name, notebook.stem), labels[b, stack_name])
                 for stack_name in layout.STACKS for b in layout.BACKENDS
                 if (layout.pages_dir(b, stack_name, root / "book") / notebook.name).exists()]
         if not runs:

@@ -67,11 +67,12 @@ def parameter_hash(model: torch.nn.Module) -> str:
 def window_spread(step_s: list[float], windows: int = 3) -> float | None:
     """The noise band of a run's rate: (max - min) / median of the median step time in `windows` equal windows."""
     import statistics
+
+    from vitlab.timing import relative_spread
     size = len(step_s) // windows
     if size < 1:
         return None
-    medians = [statistics.median(step_s[i * size:(i + 1) * size]) for i in range(windows)]
-    return round((max(medians) - min(medians)) / statistics.median(medians), 4)
+    return round(relative_spread([statistics.median(step_s[i * size:(i + 1) * size]) for i in range(windows)]), 4)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

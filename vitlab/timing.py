@@ -82,10 +82,15 @@ class InterleavedTiming(Timing):
     @property
     def spread(self) -> float:
         """(max - min) / median of the per-round medians: this run's noise band for this candidate."""
-        if len(self.round_medians_ms) < 2:
-            return 0.0
-        middle = statistics.median(self.round_medians_ms)
-        return (max(self.round_medians_ms) - min(self.round_medians_ms)) / middle if middle else 0.0
+        return relative_spread(self.round_medians_ms)
+
+
+def relative_spread(medians: list[float]) -> float:
+    """(max - min) / median of `medians` (e.g. per-round medians): 0.0 for fewer than two or a zero median."""
+    if len(medians) < 2:
+        return 0.0
+    middle = statistics.median(medians)
+    return (max(medians) - min(medians)) / middle if middle else 0.0
 
 
 def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: int = 3, warmup: int = 5,
