@@ -49,6 +49,16 @@ def test_a_rate_without_latency_is_said_in_items_per_second():
     assert str(two) == "2 ranks: 1.50× 1 process (100 → 150 items/s at batch 1) — faster"
 
 
+def test_latency_compares_per_call_time_and_several_instances_are_said_in_items_per_second():
+    one = {**COMMON, "variant": "1x2", "batch": 1, "median_ms": 2.0, "throughput": 500.0, "instances": 1}
+    two = {**COMMON, "variant": "2x1", "batch": 1, "median_ms": 3.0, "throughput": 666.0, "instances": 2}
+    by_latency = findings.compare(two, one, latency=True)
+    assert by_latency.verdict == "slower" and str(by_latency).startswith("2x1: 0.67× 1x2 (latency 2 → 3 ms at batch 1)")
+    assert str(findings.compare(two, one)) == "2x1: 1.33× 1x2 (500 → 666 items/s at batch 1) — faster"
+    assert findings.best([one, two], latency=True) == "fastest by latency: 1x2, 1.50× the runner-up 2x1 (beyond the ±5% band)"
+    assert findings.best([one, two]).startswith("fastest: 2x1, 1.33× the runner-up 1x2")
+
+
 def test_rows_compare_only_inside_their_group():
     rows = [_row("eager", 10.0, baseline=True), {**_row("eager", 5.0, baseline=True), "batch": 8},
             {**_row("default", 4.0), "batch": 8}, {**_row("orphan", 1.0), "group": "int8"}]
@@ -69,13 +79,23 @@ PAGES = sorted((stack, backend, page) for stack in layout.STACKS for backend in 
                for page in layout.pages_dir(backend, stack, BOOK).glob("*.ipynb"))
 
 
-def _printed_findings(page) -> list[str]:
-    """The lines of a page's printed output that have a finding's shape ('…× … (… ms at batch …) — …')."""
+def _stdout_lines(page) -> list[str]:
     cells = json.loads(page.read_text())["cells"]
     text = "".join("".join(out.get("text", "")) for cell in cells if cell["cell_type"] == "code"
                    for out in cell.get("outputs", []) if out.get("name") == "stdout")
-    return [line.strip() for line in text.splitlines()
+    return [line.strip() for line in text.splitlines()]
+
+
+def _printed_findings(page) -> list[str]:
+    """The lines of a page's printed output that have a finding's shape ('…× … (… ms at batch …) — …')."""
+    return [line for line in _stdout_lines(page)
             if "× " in line and (" ms at batch " in line or " items/s at batch " in line) and " — " in line]
+
+
+def _printed_leads(page) -> list[str]:
+    """best()'s sentences on a page ('fastest: …× the runner-up …' or '… within noise of each other'), from 'fastest'."""
+    return [line[line.index("fastest"):] for line in _stdout_lines(page)
+            if ("fastest: " in line or "fastest by latency: " in line) and "×" in line]
 
 
 @pytest.mark.parametrize("stack,backend,page", PAGES, ids=[f"{s}-{b}-{p.stem}" for s, b, p in PAGES])
@@ -86,7 +106,12 @@ def test_every_printed_finding_is_what_the_rows_of_that_run_give(stack, backend,
         pytest.skip(f"{page.name} prints no findings")
     rows = [r for r in results.latest_runs(results.load_file(layout.rows_file(backend, stack, BOOK)))
             if r["notebook"] == page.stem]
+    pairs = [(a, b, latency) for a in rows for b in rows if a is not b for latency in (False, True)]
     computed = {str(f) for f in findings.findings(rows)}  # each row against its group's baseline
-    computed |= {str(findings.compare(a, b)) for a in rows for b in rows if a is not b}  # and any pair a page compares
+    computed |= {str(findings.compare(a, b, latency=latency)) for a, b, latency in pairs}  # any pair a page compares
     assert printed, f"{page.name} uses vitlab.findings but printed no finding"
     assert not set(printed) - computed, f"printed but not what the rows give: {sorted(set(printed) - computed)[:3]}"
+    leads = {findings.lead(a, b, latency=latency) for a, b, latency in pairs
+             if findings.compare(a, b, latency=latency).ratio is not None}
+    assert not set(_printed_leads(page)) - leads, \
+        f"best() printed but not what the rows give: {sorted(set(_printed_leads(page)) - leads)[:3]}"

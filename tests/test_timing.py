@@ -120,3 +120,20 @@ def test_flop_fields_put_the_achieved_rate_against_ceiling_and_peak():
     missing = timing.flop_fields(2e9, 4, 10.0, (None, "int8 GEMM: no torch._int_mm"))
     assert missing["ceiling_fraction"] is None and missing["peak_fraction"] is None
     assert missing["ceiling_basis"].startswith("int8 GEMM")
+
+
+def test_passes_split_a_round_into_visits_and_its_median_spans_them():
+    now, order = [0.0], []
+    steps = {"a": iter([1, 9, 9, 1]), "b": iter([5, 5, 5, 5])}  # a: fast, then slow, slow, fast (ms)
+
+    def call(name):
+        order.append(name)
+        now[0] += next(steps[name]) / 1000
+
+    out = timing.interleaved({"a": lambda: call("a"), "b": lambda: call("b")}, rounds=1, passes=2, warmup=0,
+                             iters=4, rewarm=0, first_call=False, clock=lambda: now[0])
+    assert order == ["a", "a", "b", "b", "a", "a", "b", "b"]  # two visits per candidate within the one round
+    assert out["a"].round_medians_ms == pytest.approx([5.0])  # the median of all four samples: 1, 9, 9, 1
+    assert out["a"].samples_ms == pytest.approx([1, 9, 9, 1]) and out["b"].median_ms == pytest.approx(5)
+    with pytest.raises(ValueError, match="passes"):
+        timing.interleaved({"x": lambda: None}, passes=0)

@@ -96,6 +96,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse_args(argv)
     rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])  # set by torchrun
+    from vitlab.chapter import steady_allocator
+    steady_allocator()  # as in the chapters' own process: freed buffers stay mapped between steps
     device = rank_device(args.backend, local_rank)
     if device.type != "cpu":
         getattr(torch, device.type).set_device(device)  # before init: NCCL/XCCL bind to this device

@@ -20,6 +20,7 @@ class Finding:
     baseline: dict
     ratio: float | None   # throughput / baseline throughput (>1: faster); None when either has no timing
     band: float           # the relative noise band the ratio is judged against
+    latency: bool = False  # ratio = baseline median_ms / median_ms (per-request speed), not throughput
 
     @property
     def verdict(self) -> str:
@@ -40,9 +41,11 @@ class Finding:
             return f"{name}: skipped — {row['skipped']}"
         if self.ratio is None:
             return f"{name}: not timed — {row.get('reason') or 'no timing recorded'}"
-        if row.get("median_ms") is not None and base.get("median_ms") is not None:
+        if self.latency:
+            measured = f"latency {base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
+        elif _per_call(row) and _per_call(base):
             measured = f"{base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
-        else:  # a rate without a per-call latency (e.g. a whole training run)
+        else:  # a rate without one per-call latency (a whole training run, several instances' sum)
             measured = f"{base['throughput']:.4g} → {row['throughput']:.4g} items/s"
         text = f"{name}: {self.ratio:.2f}× {base.get('variant')} ({measured} at batch {row.get('batch')}) — {self.verdict}"
         if self.verdict == "within noise":
@@ -54,17 +57,24 @@ class Finding:
         return text
 
 
+def _per_call(row: dict) -> bool:
+    """Whether the row's throughput is its batch over its median call (one process): then ms say the same."""
+    return row.get("median_ms") is not None and (row.get("instances") or 1) == 1
+
+
 def noise_band(*rows: dict, floor: float = DEFAULT_BAND) -> float:
     """The band two rows' ratio must leave to count as a difference: their largest spread, at least `floor`."""
     return max([floor] + [float(r["spread"]) for r in rows if r.get("spread") is not None])
 
 
-def compare(row: dict, baseline: dict, floor: float = DEFAULT_BAND) -> Finding:
-    """`row` against `baseline` (throughput ratio, judged against the noise band)."""
+def compare(row: dict, baseline: dict, floor: float = DEFAULT_BAND, latency: bool = False) -> Finding:
+    """`row` against `baseline`: the throughput ratio (or, with `latency`, the inverse ratio of the median
+    per-call times: what one request waits), judged against the noise band."""
     ratio = None
-    if row.get("throughput") and baseline.get("throughput"):
-        ratio = row["throughput"] / baseline["throughput"]
-    return Finding(row, baseline, ratio, noise_band(row, baseline, floor=floor))
+    key = "median_ms" if latency else "throughput"
+    if row.get(key) and baseline.get(key):
+        ratio = baseline[key] / row[key] if latency else row[key] / baseline[key]
+    return Finding(row, baseline, ratio, noise_band(row, baseline, floor=floor), latency)
 
 
 def findings(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> list[Finding]:
@@ -75,20 +85,28 @@ def findings(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> list[Fin
             if not r.get("baseline") and comparison_key(r) in baselines]
 
 
-def best(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> str:
-    """One sentence: the fastest timed row matching `match`, and whether it beats the runner-up beyond noise."""
-    timed = sorted((r for r in rows if r.get("throughput") and all(r.get(k) == v for k, v in match.items())),
-                   key=lambda r: r["throughput"], reverse=True)
+def best(rows: list[dict], floor: float = DEFAULT_BAND, latency: bool = False, **match) -> str:
+    """One sentence: the fastest timed row matching `match` (by throughput, or with `latency` by median
+    per-call time), and whether it beats the runner-up beyond noise."""
+    key = "median_ms" if latency else "throughput"
+    timed = sorted((r for r in rows if r.get(key) and all(r.get(k) == v for k, v in match.items())),
+                   key=lambda r: r[key], reverse=not latency)
     if not timed:
         return "nothing was timed"
     if len(timed) == 1:
         return f"only {timed[0]['variant']} was timed"
-    first, second = timed[:2]
-    lead = compare(first, second, floor)
-    if lead.verdict == "within noise":
-        return (f"fastest: {first['variant']} and {second['variant']} are within noise of each other "
-                f"({lead.ratio:.2f}×, band ±{lead.band:.0%})")
-    return f"fastest: {first['variant']}, {lead.ratio:.2f}× the runner-up {second['variant']} (beyond the ±{lead.band:.0%} band)"
+    return lead(timed[0], timed[1], floor, latency)
+
+
+def lead(first: dict, second: dict, floor: float = DEFAULT_BAND, latency: bool = False) -> str:
+    """best()'s sentence for `first` ahead of the runner-up `second`."""
+    found = compare(first, second, floor, latency)
+    by = " by latency" if latency else ""
+    if found.verdict == "within noise":
+        return (f"fastest{by}: {first['variant']} and {second['variant']} are within noise of each other "
+                f"({found.ratio:.2f}×, band ±{found.band:.0%})")
+    return (f"fastest{by}: {first['variant']}, {found.ratio:.2f}× the runner-up {second['variant']} "
+            f"(beyond the ±{found.band:.0%} band)")
 
 
 def say(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> None:

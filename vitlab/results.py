@@ -60,8 +60,8 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     if timing is not None:
         row.update(median_ms=round(timing.median_ms, 4), p90_ms=round(timing.p90_ms, 4),
                    throughput=round(timing.throughput(batch), 3), iters=len(timing.samples_ms))
-        if compile_s is None and timing.first_call_s is not None:
-            row["compile_s"] = round(timing.first_call_s, 3)
+        if timing.first_call_s is not None:  # a first call, compiled or not: `compile_s` only when the caller says so
+            row["first_call_s"] = round(timing.first_call_s, 3)
         spread = spread if spread is not None else getattr(timing, "spread", None)
         if getattr(timing, "round_medians_ms", None):  # interleaved: each round's median, to see what the spread is made of
             row["round_medians_ms"] = [round(m, 4) for m in timing.round_medians_ms]

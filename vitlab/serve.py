@@ -54,6 +54,8 @@ def barrier(folder: str | None, instances: int, tag: str, timeout_s: float = 600
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
+    from vitlab.chapter import steady_allocator
+    steady_allocator()  # as in the chapters' own process: freed buffers stay mapped between calls
     parser = argparse.ArgumentParser(prog="python -m vitlab.serve", description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=KINDS, nargs="+", default=["fp32"], help="one or more, timed in turn")
     parser.add_argument("--weights", help="a .safetensors file of the digits ViT (default: vitlab.train.trained)")

@@ -94,30 +94,37 @@ def relative_spread(medians: list[float]) -> float:
 
 
 def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: int = 3, warmup: int = 5,
-                iters: int = 20, rewarm: int = 1, device: torch.device | str = "cpu", first_call: bool = True,
-                clock: Callable[[], float] = time.perf_counter, **kwargs: Any) -> dict[str, InterleavedTiming]:
-    """Time every candidate fn(*args, **kwargs) once per round, in turn, for `rounds` rounds.
+                iters: int = 20, rewarm: int = 1, passes: int = 1, device: torch.device | str = "cpu",
+                first_call: bool = True, clock: Callable[[], float] = time.perf_counter,
+                **kwargs: Any) -> dict[str, InterleavedTiming]:
+    """Time every candidate fn(*args, **kwargs) in turn, round after round, for `rounds` rounds.
 
     A noisy spell on a shared machine then hits all candidates alike. Round 1 reports each first call
     apart (unless `first_call=False`: the caller made it already, e.g. to time a compile) and runs
-    `warmup` untimed calls; later rounds run `rewarm` (caches went to the others meanwhile).
-    `iters` samples per candidate in all, split evenly over the rounds (at least one per round).
+    `warmup` untimed calls; every later turn runs `rewarm` (caches went to the others meanwhile).
+    `iters` samples per candidate in all, split evenly over the rounds (at least one per round). With
+    `passes` > 1 a round visits every candidate that many times, a slice of its samples each time, so
+    one candidate's round median is taken over the whole round's stretch of time, not one burst of it.
     """
-    if rounds < 1:
-        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    if rounds < 1 or passes < 1:
+        raise ValueError(f"rounds and passes must be at least 1, got {rounds} and {passes}")
     per_round = max(1, -(-iters // rounds))
+    per_pass = [per_round // passes + (i < per_round % passes) for i in range(passes)]
     found: dict[str, InterleavedTiming] = {}
     for round_ in range(rounds):
-        for name, fn in candidates.items():
-            t = timed(fn, *args, device=device, warmup=warmup if round_ == 0 else rewarm, iters=per_round,
-                      first_call=first_call and round_ == 0, clock=clock, **kwargs)
-            if round_ == 0:
-                found[name] = InterleavedTiming(t.samples_ms, t.first_call_s, t.warmup, t.output,
-                                                round_medians_ms=[t.median_ms])
-            else:
-                found[name].samples_ms.extend(t.samples_ms)
-                found[name].round_medians_ms.append(t.median_ms)
+        this_round: dict[str, list[float]] = {name: [] for name in candidates}
+        for pass_, count in enumerate(c for c in per_pass if c):
+            for name, fn in candidates.items():
+                start = round_ == 0 and pass_ == 0
+                t = timed(fn, *args, device=device, warmup=warmup if start else rewarm, iters=count,
+                          first_call=first_call and start, clock=clock, **kwargs)
+                this_round[name].extend(t.samples_ms)
+                if start:
+                    found[name] = InterleavedTiming([], t.first_call_s, t.warmup, t.output)
                 found[name].output = t.output
+        for name, samples in this_round.items():
+            found[name].samples_ms.extend(samples)
+            found[name].round_medians_ms.append(statistics.median(samples))
     return found
 
 
