@@ -46,7 +46,7 @@ class Finding:
         elif _per_call(row) and _per_call(base):
             measured = f"{base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
         else:  # a rate without one per-call latency (a whole training run, several instances' sum)
-            measured = f"{base['throughput']:.4g} → {row['throughput']:.4g} items/s"
+            measured = f"{_rate(base['throughput'])} → {_rate(row['throughput'])} items/s"
         text = f"{name}: {self.ratio:.2f}× {base.get('variant')} ({measured} at batch {row.get('batch')}) — {self.verdict}"
         if self.verdict == "within noise":
             text += f" (inside ±{self.band:.0%})"
@@ -55,6 +55,11 @@ class Finding:
         elif row.get("reason") and self.verdict != "skipped":
             text += f"; {row['reason']}"
         return text
+
+
+def _rate(items_per_s: float) -> str:
+    """A rate as people read it: 8,383 or 34,990 (not 3.499e+04); three digits below 100."""
+    return f"{items_per_s:,.0f}" if items_per_s >= 100 else f"{items_per_s:.3g}"
 
 
 def _per_call(row: dict) -> bool:

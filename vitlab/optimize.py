@@ -84,7 +84,7 @@ def compile_report(mode: str, device: torch.device | str | None = None) -> tuple
 def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = None, **kwargs) -> Applied:
     """ipex.optimize(model[, optimizer][, dtype]) when IPEX is usable; otherwise the model unchanged.
 
-    On CPUs without native bf16 (AVX2) IPEX refuses bf16 weight prepacking; we then retry with
+    On CPUs without AVX512BW/VL/DQ or AVX-NE-CONVERT (e.g. AVX2-only) IPEX refuses bf16 weight prepacking; we retry with
     weights_prepack=False and say so.
     """
     ipex = ipex_guard.load()
@@ -100,7 +100,7 @@ def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = 
         if "weights_prepack" not in str(error):
             return Applied(model, False, f"ipex.optimize failed: {str(error).splitlines()[0][:160]}", optimizer)
         out = ipex.optimize(model, weights_prepack=False, **args)
-        note = "; weight prepacking refused on this CPU (needs AVX512-BF16/AVX-NE-CONVERT), ran without it"
+        note = "; weight prepacking refused on this CPU (needs AVX512BW/VL/DQ or AVX-NE-CONVERT), ran without it"
     model, optimizer = out if optimizer is not None else (out, None)
     isa = torch.backends.cpu.get_cpu_capability()
     return Applied(model, True, f"ipex.optimize dtype={dtype or torch.float32} on {isa}{note}", optimizer)
