@@ -63,3 +63,21 @@ def test_several_models_in_one_instance_each_with_its_lines(tiny):
 def test_iters_must_be_one_count_or_one_per_batch(tiny):
     with pytest.raises(SystemExit):
         serve.main(["--batch", "1", "2", "4", "--iters", "3", "5"])
+
+
+def test_each_line_is_one_write_so_instances_sharing_a_pipe_cannot_interleave(tiny, monkeypatch):
+    writes = []
+
+    class Unbuffered:  # what stdout is under PYTHONUNBUFFERED: every write() reaches the pipe at once
+        def write(self, text):
+            writes.append(text)
+            return len(text)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", Unbuffered())
+    lines = serve.main(["--model", "fp32", "--batch", "1", "2", "--iters", "2", "--rounds", "1", "--json"])
+    assert len(writes) == len(lines) == 2
+    assert all(text.endswith("\n") and text.count("\n") == 1 and len(text.encode()) < 4096 for text in writes)
+    assert [json.loads(text) for text in writes] == lines

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -91,8 +92,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
                               "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
                               "start": start, "end": time.time(), "reason": why})
-    for line in lines:
-        print(json.dumps(line), flush=True)
+    for line in lines:  # one write per line: instances share the launcher's pipe, and under PYTHONUNBUFFERED
+        sys.stdout.write(json.dumps(line) + "\n")  # print() writes the text and its newline apart, so two
+        sys.stdout.flush()                          # instances' lines could interleave; a write this short is atomic
     return lines
 
 
