@@ -105,6 +105,17 @@ def test_gemm_ceiling_is_positive_and_names_its_dtype(dtype):
     assert str(dtype).replace("torch.", "") in basis and "256x256x256" in basis and "measured" in basis
 
 
+def test_gemm_ceiling_takes_the_faster_of_torch_matmul_and_onednn(monkeypatch):
+    real = timing._onednn_linear_rate(timing.torch.randn(256, 256), timing.torch.randn(256, 256), 256, 1, 2)
+    assert real is None or real > 0  # None only where this torch has no oneDNN
+    monkeypatch.setattr(timing, "_onednn_linear_rate", lambda *args: 1e18)  # oneDNN faster: its rate, said so
+    rate, basis = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
+    assert rate == 1e18 and "oneDNN linear, faster here than torch.matmul's" in basis
+    monkeypatch.setattr(timing, "_onednn_linear_rate", lambda *args: None)  # no oneDNN: torch.matmul's own rate
+    rate, basis = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
+    assert 0 < rate < 1e18 and "(torch.matmul)" in basis
+
+
 def test_gemm_ceiling_int8_measures_or_says_why():
     rate, basis = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
     assert "int8" in basis

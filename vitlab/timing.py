@@ -154,8 +154,32 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
         return None, f"{name} GEMM: {error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:120]}"
     rate = 2 * size**3 / (min(t.samples_ms) / 1000)
     unit = "OP/s" if dtype == torch.int8 else "FLOP/s"
+    onednn = _onednn_linear_rate(a, b, size, warmup, iters) if device.type == "cpu" and dtype != torch.int8 else None
+    if onednn and onednn > rate:  # e.g. an AMD CPU, where MKL's GEMM behind torch.matmul runs its AVX2 kernels
+        rate, how = onednn, f"oneDNN linear, faster here than torch.matmul's {rate / 1e9:.1f} G{unit}"
     return rate, (f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
                   f"{torch.get_num_threads()} threads, fastest of {iters}: {rate / 1e9:.1f} G{unit}")
+
+
+def _onednn_linear_rate(a: torch.Tensor, b: torch.Tensor, size: int, warmup: int, iters: int) -> float | None:
+    """FLOP/s of the same GEMM through oneDNN (an MKL-DNN Linear, as Inductor's freezing and OpenVINO use it) on
+    the CPU; None where this torch has no oneDNN or no oneDNN kernel for the dtype."""
+    if not torch.backends.mkldnn.is_available():
+        return None
+    import warnings
+    with warnings.catch_warnings():  # torch.utils.mkldnn is built on TorchScript, which torch >= 2.9 marks deprecated
+        warnings.simplefilter("ignore", FutureWarning)
+        from torch.utils import mkldnn as mkldnn_utils
+    try:
+        linear = torch.nn.Linear(size, size, bias=False).eval()
+        with torch.no_grad():
+            linear.weight.copy_(b.t().float())
+            fast = mkldnn_utils.to_mkldnn(linear, a.dtype)
+            x = a.to_mkldnn()
+            t = timed(fast, x, warmup=warmup, iters=iters, first_call=False)
+    except (RuntimeError, TypeError):
+        return None
+    return 2 * size**3 / (min(t.samples_ms) / 1000)
 
 
 def flop_fields(flops_per_item: float, batch: int, median_ms: float, ceiling: tuple[float | None, str],
