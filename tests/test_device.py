@@ -103,3 +103,15 @@ def test_cpu_bf16_is_native_only_with_bf16_dot_product_instructions():
         pytest.skip("no /proc/cpuinfo here")
     # oneDNN runs bf16 on any AVX-512 CPU (converted to fp32): that is not native
     assert device.supports_bf16("cpu") == bool({"avx512_bf16", "amx_bf16"} & flags)
+
+
+@pytest.mark.parametrize("flags, family, halves", [
+    ({"avx512f"}, 25, True),     # Zen 4
+    ({"avx512f"}, 26, False),    # Zen 5: full 512-bit datapaths
+    ({"avx2"}, 25, False),       # Zen 3: no AVX-512 at all
+    ({"avx512f"}, None, False),  # Intel
+])
+def test_avx512_on_256bit_halves_only_on_zen4(monkeypatch, flags, family, halves):
+    monkeypatch.setattr(machine, "cpu_flags", lambda: flags)
+    monkeypatch.setattr(machine, "_amd_family", lambda: family)
+    assert machine.avx512_on_256bit_halves() is halves

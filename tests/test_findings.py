@@ -115,3 +115,13 @@ def test_every_printed_finding_is_what_the_rows_of_that_run_give(stack, backend,
              if findings.compare(a, b, latency=latency).ratio is not None}
     assert not set(_printed_leads(page)) - leads, \
         f"best() printed but not what the rows give: {sorted(set(_printed_leads(page)) - leads)[:3]}"
+
+
+def test_above_ceiling_names_only_rows_faster_than_their_measured_ceiling():
+    rows = [_row("OpenVINO fp32", 2.0, ceiling_fraction=1.054, ceiling_basis="measured: 407 GFLOP/s", spread=0.02),
+            _row("ONNX Runtime fp32", 2.3, ceiling_fraction=0.91, ceiling_basis="measured: 407 GFLOP/s"),
+            {**_row("IPEX int8", 1.0), "skipped": "no IPEX", "ceiling_fraction": None}]
+    said = findings.above_ceiling(rows)
+    assert said == ["OpenVINO fp32 at batch 1: 105% of the measured ceiling (measured: 407 GFLOP/s): the machine ran "
+                    "this row faster than any GEMM call of the ceiling; its round spread is 2%"]
+    assert findings.above_ceiling(rows[1:]) == []

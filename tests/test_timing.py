@@ -116,6 +116,18 @@ def test_gemm_ceiling_takes_the_faster_of_torch_matmul_and_onednn(monkeypatch):
     assert 0 < rate < 1e18 and "(torch.matmul)" in basis
 
 
+def test_raise_ceiling_keeps_the_highest_measurement_and_counts_them(monkeypatch):
+    rates = iter([100.0, 300.0, 200.0])
+    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: (rate := next(rates), f"measured: {rate:.0f}"))
+    ceiling = timing.gemm_ceiling("cpu")
+    ceiling = timing.raise_ceiling(ceiling, "cpu")  # a faster measurement replaces the first
+    assert ceiling == (300.0, "measured: 300 (highest of 2 measurements in this run)")
+    ceiling = timing.raise_ceiling(ceiling, "cpu")  # a slower one is counted but does not lower it
+    assert ceiling == (300.0, "measured: 300 (highest of 3 measurements in this run)")
+    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: (None, "int8 GEMM: no kernel"))
+    assert timing.raise_ceiling((None, "int8 GEMM: no kernel"), "cpu") == (None, "int8 GEMM: no kernel")
+
+
 def test_gemm_ceiling_int8_measures_or_says_why():
     rate, basis = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
     assert "int8" in basis

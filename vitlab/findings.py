@@ -118,3 +118,13 @@ def say(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> None:
     """Print findings(rows, **match), one line each."""
     for finding in findings(rows, floor, **match):
         print(finding)
+
+
+def above_ceiling(rows: list[dict]) -> list[str]:
+    """One sentence per timed row whose achieved FLOP/s is above its measured ceiling: the device ran that row
+    faster than any GEMM call of the ceiling, so the ceiling was measured in a slower spell (its round spread says
+    how much the row itself moved)."""
+    return [f"{r['variant']} at batch {r['batch']}: {100 * r['ceiling_fraction']:.0f}% of the measured ceiling "
+            f"({r['ceiling_basis']}): the machine ran this row faster than any GEMM call of the ceiling; "
+            f"its round spread is {r.get('spread') or 0:.0%}"
+            for r in rows if not r.get("skipped") and (r.get("ceiling_fraction") or 0) > 1]

@@ -46,6 +46,12 @@ def _amd_family() -> int | None:
     return int(info["cpu family"])
 
 
+def avx512_on_256bit_halves() -> bool:
+    """True on a Zen 4 (AMD family 25 with AVX-512), which runs each 512-bit instruction on two 256-bit halves, so
+    its fp32 peak stays at AVX2's; Zen 5 (family 26) and Intel's AVX-512 cores have full-width datapaths."""
+    return "avx512f" in cpu_flags() and _amd_family() == 25
+
+
 def _cpu_ghz() -> float | None:
     """The CPU's nominal clock in GHz (max from sysfs, else /proc/cpuinfo), or None."""
     try:
@@ -95,7 +101,7 @@ def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -
         isa = torch.backends.cpu.get_cpu_capability()
         per_cycle = _FP32_FLOPS_PER_CYCLE.get(isa)
         basis = f"{isa}, 2 FMA units"
-        if isa == "AVX512" and _amd_family() == 25:  # Zen 4 splits each 512-bit op into two 256-bit halves
+        if isa == "AVX512" and avx512_on_256bit_halves():
             per_cycle, basis = _FP32_FLOPS_PER_CYCLE["AVX2"], "AVX512 on Zen 4: 256-bit datapaths, 2 FMA units"
         ghz = _cpu_ghz()
         if per_cycle is None or ghz is None:
