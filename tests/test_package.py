@@ -99,10 +99,10 @@ def faults():  # minor page faults over 10 training steps
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 faults()
-plain = faults()
+plain = sum(faults() for _ in range(5))  # five windows each: one window's count varies several-fold run to run
 line = chapter.steady_allocator()
 faults()
-print(plain, faults(), line)
+print(plain, sum(faults() for _ in range(5)), line)
 """
 
 
@@ -115,5 +115,6 @@ def test_steady_allocator_keeps_freed_buffers_mapped():
     assert done.returncode == 0, done.stderr[-2000:]
     plain, steady, line = done.stdout.split(maxsplit=2)
     assert line.startswith("allocator: glibc keeps freed memory"), line
-    # glibc's defaults hand the steps' buffers back and fault them in again; kept mapped, almost none return
-    assert int(plain) > 1000 and int(steady) < int(plain) // 10, (plain, steady)
+    # glibc's defaults hand the steps' buffers back and fault them in again; kept mapped, few return
+    # (measured on a Zen 5, 30 steps: 3,900-33,000 faults with the defaults, 0-1,500 kept mapped)
+    assert int(plain) > 2000 and int(steady) < int(plain) // 4, (plain, steady)
