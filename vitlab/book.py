@@ -17,6 +17,7 @@ from vitlab import layout
 from vitlab.paths import hub_offline_reason
 from vitlab.report import write_results_page
 from vitlab.store import append, git_sha, load, load_file as load_rows
+from vitlab.text import shorten
 
 ROOT = layout.ROOT
 
@@ -49,6 +50,7 @@ class Outcome:
     ok: bool
     seconds: float
     detail: str = ""
+    rows: int = 0
 
     def __str__(self) -> str:
         state = "ok" if self.ok else "FAILED"
@@ -60,15 +62,21 @@ def _failure_detail(error: BaseException) -> str:
     where = f"at cell [{count}]: " if count is not None else ""
     name = getattr(error, "ename", None) or error.__class__.__name__
     value = getattr(error, "evalue", None) or str(error)
-    return f"{where}{name}: {str(value).splitlines()[0][:160] if value else ''}"
+    return f"{where}{shorten(f'{name}: {(str(value).strip().splitlines() or [chr(32)])[0]}')}"
+
+
+def stack_of(torch_version: str, root: Path = ROOT) -> str:
+    """The one stack rule: 'reference' when `torch_version`'s release (local tag such as +cpu dropped) is
+    requirements/reference.txt's torch pin, else 'current'."""
+    pins = (root / "requirements" / "reference.txt").read_text().splitlines()
+    pinned = next((line.split("==")[1].strip() for line in pins if line.startswith("torch==")), None)
+    return "reference" if torch_version.split("+")[0] == pinned else "current"
 
 
 def stack(root: Path = ROOT) -> str:
-    """'reference' when the installed torch is requirements/reference.txt's pin, else 'current'."""
+    """The installed torch's stack (stack_of)."""
     import importlib.metadata
-    pins = (root / "requirements" / "reference.txt").read_text().splitlines()
-    pinned = next((line.split("==")[1].strip() for line in pins if line.startswith("torch==")), None)
-    return "reference" if importlib.metadata.version("torch") == pinned else "current"
+    return stack_of(importlib.metadata.version("torch"), root)
 
 
 def hide_injected_parameters(notebook: Path) -> None:
@@ -94,26 +102,25 @@ def writable_folder(path: Path) -> Path:
     return path
 
 
-def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backend: str, preset: str,
-                 root: Path = ROOT, env: dict | None = None, backend: str | None = None) -> Outcome:
+def run_notebook(notebook: Path, out_dir: Path, results_file: Path, context: dict, root: Path = ROOT) -> Outcome:
     """Execute one chapter with papermill into `out_dir`, appending its rows to `results_file` on success.
 
-    Only rows of `backend` (default: `device_backend`) land there: a CPU-only section of a GPU run
-    measures the host, whose rows must not pass for the backend's.
+    The chapter gets everything about the run as parameters (`backend`, `preset`, `context`: run id, stack, book
+    backend, git sha, hub offline, and where its rows go); its start call opens the recorder there. Rows a chapter
+    records on another device (the host CPU during a GPU run) go to `context["host_rows"]`, which is not kept.
+    Nothing in this process's environment changes.
     """
     import papermill
 
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"vitlab-run-{notebook.stem}-"))
     partial = staging / notebook.name  # never a half-written notebook inside the book
-    saved_env = dict(os.environ)
-    os.environ.update(env or {})
-    os.environ["VITLAB_RESULTS"] = str(staging / "results")  # the kernel inherits this
+    context = {**context, "rows": str(staging / "rows.jsonl"), "host_rows": str(staging / "host-rows.jsonl")}
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(str(notebook), str(partial), parameters={"backend": device_backend,
-                                   "preset": preset}, kernel_name="python3", progress_bar=True,
-                                   cwd=str(notebook.parent))
+        papermill.execute_notebook(str(notebook), str(partial), kernel_name="python3", progress_bar=True,
+                                   parameters={"backend": context["device_type"], "preset": context["preset"],
+                                               "context": context}, cwd=str(notebook.parent))
     except BaseException as error:  # KeyboardInterrupt too: report, keep the book as it was
         failed = root / "_build" / "failed" / out_dir.parent.name / out_dir.name
         failed.mkdir(parents=True, exist_ok=True)
@@ -123,23 +130,17 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, device_backe
         if isinstance(error, KeyboardInterrupt):
             raise
         return Outcome(notebook.stem, False, time.perf_counter() - start, detail)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
     hide_injected_parameters(partial)
     os.replace(partial, out_dir / notebook.name)
-    rows, strays = 0, 0
+    produced = load_rows(staging / "rows.jsonl") if (staging / "rows.jsonl").exists() else []
+    host = len(load_rows(staging / "host-rows.jsonl")) if (staging / "host-rows.jsonl").exists() else 0
     results_file.parent.mkdir(parents=True, exist_ok=True)
-    for produced in sorted((staging / "results").glob("*.jsonl")):
-        for row in load_rows(produced):
-            if row.get("backend") != (backend or device_backend):
-                strays += 1
-                continue
-            append(row, results_file)  # whole lines only, as the kernel wrote them
-            rows += 1
+    for row in produced:
+        append(row, results_file)  # whole lines only, as the kernel wrote them
     shutil.rmtree(staging, ignore_errors=True)
-    detail = f"{rows} result rows" + (f" ({strays} of another backend not kept)" if strays else "")
-    return Outcome(notebook.stem, True, time.perf_counter() - start, detail)
+    detail = f"{len(produced)} result rows" + (f" ({host} host-CPU rows of a {context['backend']} run not kept)"
+                                                if host else "")
+    return Outcome(notebook.stem, True, time.perf_counter() - start, detail, rows=len(produced))
 
 
 def run(device_type: str, backend: str, preset: str, notebooks: list[Path], stack_name: str,
@@ -150,17 +151,16 @@ def run(device_type: str, backend: str, preset: str, notebooks: list[Path], stac
     """
     out_dir = layout.pages_dir(backend, stack_name, book_dir)
     results_file = layout.rows_file(backend, stack_name, book_dir)
-    env = {"VITLAB_RUN_ID": uuid.uuid4().hex[:12], "VITLAB_GIT_SHA": git_sha(),
-           "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     offline = hub_offline_reason()
-    if offline:  # probe the hub once here, so no kernel waits ~30 s on retries (HF reads this at import)
-        env["HF_HUB_OFFLINE"] = "1"
-        print(f"model hub: {offline}; the chapters run with HF_HUB_OFFLINE=1", flush=True)
+    if offline:  # probe the hub once here, so no kernel waits ~30 s on retries
+        print(f"model hub: {offline}; the chapters run offline (HF_HUB_OFFLINE=1 in their kernels)", flush=True)
+    context = {"run_id": uuid.uuid4().hex[:12], "stack": stack_name, "backend": backend, "device_type": device_type,
+               "preset": preset, "git_sha": git_sha(), "hub_offline": bool(offline)}
     outcomes = []
     for notebook in notebooks:
         print(f"--- {notebook.stem} on {backend} ({preset}, {stack_name} stack) -> {out_dir / notebook.name}",
               flush=True)
-        outcome = run_notebook(notebook, out_dir, results_file, device_type, preset, root, env, backend)
+        outcome = run_notebook(notebook, out_dir, results_file, context, root)
         print(outcome, flush=True)
         outcomes.append(outcome)
     return outcomes

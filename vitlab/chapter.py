@@ -1,8 +1,20 @@
-"""What every chapter does around its lesson: its preset's settings, tables, one-line errors, quiet compiles."""
+"""What every chapter does around its lesson: start() (set-up, device, settings, recorder), tables, glue.
+
+    run = vitlab.chapter.start(NOTEBOOK, backend, preset, PRESETS, context)
+
+`context` is what `vitlab run` hands the chapter as a papermill parameter (run id, stack, book backend, git sha,
+whether the model hub is offline, where rows go); a chapter run by hand passes None and gets a fresh run id and
+the scratch results folder.
+"""
 from __future__ import annotations
 
-import math
+import importlib.util
 import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vitlab.text import Markdown, first_line, markdown_table, shorten  # noqa: F401  (re-exported for the chapters)
 
 PRESET_NAMES = ("quick", "full", "gpu")
 
@@ -12,42 +24,6 @@ def settings(presets: dict[str, dict], preset: str) -> dict:
     if preset not in presets:
         raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(presets)}")
     return presets[preset]
-
-
-def first_line(error: BaseException, limit: int = 160) -> str:
-    """'ErrorType: the first line of its message', cut to `limit` characters on a word boundary."""
-    message = (str(error).strip().splitlines() or [""])[0]
-    text = f"{error.__class__.__name__}: {message}" if message else error.__class__.__name__
-    if len(text) > limit:
-        text = text[:limit].rsplit(" ", 1)[0] + " …"
-    return text
-
-
-def _cell(value, spec) -> str:
-    """One table cell: '–' for missing, yes/no for booleans, else `spec` (a format spec or a function)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return (spec(value) if callable(spec) else format(value, spec)).replace("|", "\\|")
-
-
-class Markdown(str):
-    """A Markdown string that Jupyter displays rendered (no IPython import needed)."""
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-
-def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, columns: list[str] | None = None) -> Markdown:
-    """A list of dicts as a Markdown table; `formats` maps a column to a format spec ('.1f') or a function."""
-    if not rows:
-        return Markdown("*(no rows)*")
-    formats = formats or {}
-    columns = columns or list(dict.fromkeys(key for row in rows for key in row))
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(row.get(c), formats.get(c, "")) for c in columns) + " |" for row in rows]
-    return Markdown("\n".join(lines))
 
 
 def cores() -> int:
@@ -117,3 +93,103 @@ def steady_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 
         return "allocator: glibc refused mallopt; left as it is"
     return (f"allocator: glibc keeps freed memory for reuse (mmap threshold {mmap_threshold >> 20} MiB, "
             f"trim threshold {trim_threshold >> 20} MiB)")
+
+
+def telemetry_opt_out() -> str:
+    """OpenVINO and NNCF send no usage telemetry from a chapter, unless the user already opted in.
+
+    NNCF reads NNCF_CI at import (nncf/definitions.py); OpenVINO reads its consent file, which
+    `opt_in_out --opt_out` writes as "0" (written here only when absent or empty: a user's choice stays).
+    """
+    os.environ.setdefault("NNCF_CI", "1")
+    if importlib.util.find_spec("openvino") is None:
+        return "telemetry: OpenVINO not installed"
+    consent = Path.home() / "intel" / "openvino_telemetry"
+    if not consent.exists() or not consent.read_text().strip():
+        consent.parent.mkdir(parents=True, exist_ok=True)
+        consent.write_text("0")
+    return "telemetry: off" if consent.read_text().strip() == "0" else f"telemetry: on (you opted in: {consent})"
+
+
+def _hub_offline() -> None:
+    """The model hub is unreachable (the runner probed it): fail fast instead of ~30 s of retries."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # read at import: a hub already imported needs its constant set too
+        constants.HF_HUB_OFFLINE = True
+
+
+def glue(name: str, value) -> None:
+    """myst-nb's glue (the value shows in the page's prose as {glue:text}`name`); a no-op outside myst-nb."""
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:  # e.g. on Colab: the chapter runs, the values just are not glued
+        return
+    myst_glue(name, value, display=False)
+
+
+@dataclass
+class Run:
+    """One chapter run: its settings, device, machine description and recorder."""
+
+    notebook: str
+    preset: str
+    settings: dict
+    device: object  # torch.device
+    info: dict
+    rec: object  # vitlab.results.Recorder
+    context: dict = field(default_factory=dict)
+    glued: dict = field(default_factory=dict)
+
+    def recorder_for(self, device):
+        """The recorder for rows measured on `device`: this run's own, or (a GPU run's CPU sections) one whose rows
+        go to the context's host file, which `vitlab run` does not keep as the backend's rows."""
+        import torch
+        from vitlab.results import Recorder
+        if torch.device(device).type == self.device.type:
+            return self.rec
+        return Recorder(self.notebook, device, self.preset, self.context.get("host_rows"), self.rec.run_id,
+                        self.context.get("git_sha"))
+
+    def glue(self, name: str, value) -> None:
+        """Glue `value` into the page's prose as `name` (and keep it in `glued`, e.g. for tests)."""
+        self.glued[name] = value
+        glue(name, value)
+
+    def glue_finding(self, key: str, finding) -> None:
+        """A finding's verdict word, ratio and band glued as `key_verdict`, `key_ratio`, `key_band`, with the rows
+        it was computed from as `key_rows` (the consistency test recomputes it from the committed rows)."""
+        from vitlab.findings import glue_values
+        for name, value in glue_values(key, finding).items():
+            self.glue(name, value)
+
+
+def start(notebook: str, backend: str = "auto", preset: str = "quick", presets: dict | None = None,
+          context: dict | None = None, *, cpu_only: bool = False, seed: int = 0) -> Run:
+    """The chapter's one set-up call: quiet known messages, a steady allocator, telemetry off, seeds; the device
+    (an absent backend falls back with one line; `cpu_only`: the chapter measures the CPU whatever is present),
+    the preset's settings and the recorder. Prints one line: device, ISA and bf16, threads, torch, preset."""
+    context = dict(context or {})
+    if context.get("hub_offline"):
+        _hub_offline()
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    chosen = settings(presets, preset) if presets is not None else {}
+    import torch
+
+    from vitlab.device import notebook_device
+    from vitlab.machine import describe
+    from vitlab.results import Recorder
+    steady_allocator()
+    quiet_known_messages()
+    telemetry_opt_out()
+    torch.manual_seed(seed)
+    device = notebook_device(context.get("device_type", backend))
+    if cpu_only and device.type != "cpu":
+        print(f"{device.type} is present, but this chapter measures the CPU: every variant below runs there")
+        device = torch.device("cpu")
+    info = describe(device)
+    rec = Recorder(notebook, device, preset, context.get("rows"), context.get("run_id"), context.get("git_sha"))
+    bf16 = "native bf16" if info["bf16_native"] else "bf16 emulated"
+    print(f"{info['device_name']} ({info['backend']}) · {info['cpu_isa']}, {bf16} · {info['threads']} threads · "
+          f"torch {info['versions']['torch']} · preset {preset}")
+    return Run(notebook, preset, chosen, device, info, rec, context)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vitlab.results import comparison_key
+import json
+
+from vitlab.results import comparison_key, status_of
+from vitlab.text import markdown_table
 
 DEFAULT_BAND = 0.05  # the noise band when a row has no measured spread: ±5%
 
@@ -24,8 +27,9 @@ class Finding:
 
     @property
     def verdict(self) -> str:
-        if self.row.get("skipped"):
-            return "skipped"
+        status = status_of(self.row)
+        if status in ("skipped", "failed"):
+            return status
         if self.ratio is None:
             return "not timed"
         if self.ratio > 1 + self.band:
@@ -37,8 +41,8 @@ class Finding:
     def __str__(self) -> str:
         row, base = self.row, self.baseline
         name = row.get("variant")
-        if self.verdict == "skipped":
-            return f"{name}: skipped — {row['skipped']}"
+        if self.verdict in ("skipped", "failed"):
+            return f"{name}: {self.verdict} — {row['reason']}"
         if self.ratio is None:
             return f"{name}: not timed — {row.get('reason') or 'no timing recorded'}"
         if self.latency:
@@ -128,3 +132,31 @@ def above_ceiling(rows: list[dict]) -> list[str]:
             f"({r['ceiling_basis']}): the machine ran this row faster than any GEMM call of the ceiling; "
             f"its round spread is {r.get('spread') or 0:.0%}"
             for r in rows if not r.get("skipped") and (r.get("ceiling_fraction") or 0) > 1]
+
+
+ROW_KEYS = ("model", "variant", "batch", "group", "sweep")
+
+
+def row_id(row: dict) -> dict:
+    """The fields that pick one row out of a chapter run's rows."""
+    return {key: row.get(key) for key in ROW_KEYS}
+
+
+def glue_values(key: str, finding: Finding) -> dict:
+    """What a chapter glues for one finding: `key_ratio` ('1.23'), `key_verdict` (faster | slower | within noise |
+    skipped | failed | not timed), `key_band` ('5%'), `key_status` (the row's status), and `key_rows`: which rows
+    and how (JSON), so a test recomputes the finding from the committed rows."""
+    return {f"{key}_ratio": "–" if finding.ratio is None else f"{finding.ratio:.2f}",
+            f"{key}_verdict": finding.verdict,
+            f"{key}_band": f"{finding.band:.0%}",
+            f"{key}_status": status_of(finding.row),
+            f"{key}_rows": json.dumps({"row": row_id(finding.row), "baseline": row_id(finding.baseline),
+                                        "latency": finding.latency})}
+
+
+def table(found: list[Finding]):
+    """Findings as one compact Markdown table (variant, against, batch, ratio, verdict, band, note)."""
+    rows = [{"variant": f.row.get("variant"), "against": f.baseline.get("variant"), "batch": f.row.get("batch"),
+             "ratio": f.ratio, "verdict": f.verdict, "band": f.band, "status": status_of(f.row),
+             "note": f.row.get("reason") or ""} for f in found]
+    return markdown_table(rows, {"ratio": lambda r: f"{r:.2f}×", "band": lambda b: f"±{b:.0%}"}, limit=70)

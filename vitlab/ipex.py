@@ -13,6 +13,7 @@ from functools import lru_cache
 from types import ModuleType
 
 from vitlab.machine import versions as installed_versions
+from vitlab.text import first_line
 
 
 def _major_minor(version: str) -> tuple[int, int]:
@@ -66,7 +67,7 @@ def _load() -> tuple[ModuleType | None, str]:
             logging.getLogger("IPEX").addFilter(lambda record: "will be deprecated" not in record.getMessage())
             return module, f"IPEX {module.__version__} loaded"
         except BaseException as error:  # SystemExit and friends included: IPEX must never kill us
-            why = f"importing it failed: {error.__class__.__name__}: {str(error).splitlines()[0][:160]}"
+            why = f"importing it failed: {first_line(error)}"
     return None, f"IPEX unavailable: {why}"
 
 

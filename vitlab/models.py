@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from vitlab.paths import hub_offline_reason
+from vitlab.text import first_line
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def build(name: str, pretrained: bool = False, num_classes: int | None = None) -
                 model = builder(spec, True, num_classes)
                 weights = f"pretrained: {spec.hub_id}"
             except Exception as error:  # hub hiccup, missing file: fall back, say why
-                why = f"hub load failed ({error.__class__.__name__}: {str(error).splitlines()[0][:120]})"
+                why = f"hub load failed ({first_line(error, 120)})"
         if why is not None:
             weights = f"random init ({why})"
             print(f"{name}: pretrained weights unavailable, {why}; using random weights "

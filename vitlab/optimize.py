@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from vitlab import ipex as ipex_guard
-from vitlab.chapter import first_line
+from vitlab.text import first_line
 from vitlab.device import supports_bf16
 
 
@@ -98,7 +98,7 @@ def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = 
         out = ipex.optimize(model, **args)
     except (AssertionError, RuntimeError) as error:
         if "weights_prepack" not in str(error):
-            return Applied(model, False, f"ipex.optimize failed: {str(error).splitlines()[0][:160]}", optimizer)
+            return Applied(model, False, f"ipex.optimize failed: {first_line(error)}", optimizer)
         out = ipex.optimize(model, weights_prepack=False, **args)
         note = "; weight prepacking refused on this CPU (needs AVX512BW/VL/DQ or AVX-NE-CONVERT), ran without it"
     model, optimizer = out if optimizer is not None else (out, None)

@@ -9,20 +9,36 @@ A chapter opens one recorder with its context and every row it writes carries th
 Rows compare within a *comparison group*: (backend, notebook, model, batch, group, sweep). Each group
 has exactly one row with `baseline: true`; `speedup` is a row's throughput over that row's.
 Batch-sweep rows carry `sweep: true`; a variant whose tool is missing is one row with
-`skipped: "<why>"` and no timing. torch is imported only when a row is made.
+`skipped: "<why>"` and no timing. Every row carries a `status` field (STATUSES): code reads it,
+never the `reason` sentence. torch is imported only when a row is made.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import uuid
 from functools import lru_cache
 from pathlib import Path
 
 from vitlab.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
 
-RUN_ID = os.environ.get("VITLAB_RUN_ID") or uuid.uuid4().hex[:12]
 TIMING_FIELDS = ("median_ms", "p90_ms", "throughput", "iters", "compile_s", "spread")
+STATUSES = ("ok", "not engaged", "failed", "skipped")  # a row's `status`: what code reads instead of sentences
+
+
+def new_run_id() -> str:
+    """A fresh run id (a chapter run outside `vitlab run` makes its own when it starts)."""
+    return uuid.uuid4().hex[:12]
+
+
+def status_of(row: dict) -> str:
+    """A row's status; rows written before the field existed get it from their fields."""
+    if row.get("status"):
+        return row["status"]
+    if row.get("skipped"):
+        return "skipped"
+    if row.get("failed"):
+        return "failed"
+    return "ok" if row.get("engaged", True) else "not engaged"
 
 
 @lru_cache(maxsize=None)
@@ -43,20 +59,27 @@ def correctness(output, reference) -> dict:
 def make_row(notebook: str, device, preset: str, model: str, variant: str, batch: int,
              timing=None, compile_s: float | None = None, correct: dict | None = None,
              engaged: bool = True, reason: str = "", *, baseline: bool = False, sweep: bool = False,
-             group: str | None = None, skipped: str | None = None, spread: float | None = None,
-             **extra) -> dict:
-    """One measurement with everything needed to trust and compare it later."""
+             group: str | None = None, skipped: str | None = None, failed: str | None = None,
+             spread: float | None = None, run_id: str | None = None, git_sha: str | None = None, **extra) -> dict:
+    """One measurement with everything needed to trust and compare it later.
+
+    `skipped` (the tool is missing) and `failed` (it ran and did not work) say why in words and carry no timing;
+    `status` is set from them and `engaged`.
+    """
     import torch
-    if skipped and timing is not None:
-        raise ValueError(f"{variant!r}: a skipped variant carries no timing")
+    if (skipped or failed) and timing is not None:
+        raise ValueError(f"{variant!r}: a skipped or failed variant carries no timing")
     row = {"notebook": notebook, **_provenance(str(torch.device(device))), "preset": preset,
            "model": model, "variant": variant, "batch": batch, "group": group,
            "baseline": bool(baseline), "sweep": bool(sweep),
            "median_ms": None, "p90_ms": None, "throughput": None, "compile_s": compile_s, "spread": None,
-           "max_abs_diff": None, "top1_agreement": None, "engaged": bool(engaged) and not skipped,
-           "reason": skipped or reason}
+           "max_abs_diff": None, "top1_agreement": None, "engaged": bool(engaged) and not (skipped or failed),
+           "reason": skipped or failed or reason,
+           "status": "skipped" if skipped else "failed" if failed else "ok" if engaged else "not engaged"}
     if skipped:
         row["skipped"] = skipped
+    if failed:
+        row["failed"] = failed
     if timing is not None:
         row.update(median_ms=round(timing.median_ms, 4), p90_ms=round(timing.p90_ms, 4),
                    throughput=round(timing.throughput(batch), 3), iters=len(timing.samples_ms))
@@ -70,20 +93,25 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     if correct:
         row.update(correct)
     row.update(extra)
-    row.update(run_id=RUN_ID, time=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    if git_sha:
+        row["git_sha"] = git_sha
+    row.update(run_id=run_id or new_run_id(), time=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     return row
 
 
 class Recorder:
-    """A chapter's row writer: holds (notebook, device, preset) and the rows written so far this run."""
+    """A chapter's row writer: holds (notebook, device, preset, run id, where rows go) and this run's rows."""
 
-    def __init__(self, notebook: str, device, preset: str, path: Path | str | None = None):
+    def __init__(self, notebook: str, device, preset: str, path: Path | str | None = None,
+                 run_id: str | None = None, git_sha: str | None = None):
         self.notebook, self.device, self.preset, self.path = notebook, device, preset, path
+        self.run_id, self.git_sha = run_id or new_run_id(), git_sha
         self.rows: list[dict] = []
 
     def record(self, model: str, variant: str, batch: int, timing=None, **fields) -> dict:
         """make_row(...) with this chapter's context, appended as one line; returns the row."""
-        row = make_row(self.notebook, self.device, self.preset, model, variant, batch, timing, **fields)
+        row = make_row(self.notebook, self.device, self.preset, model, variant, batch, timing,
+                       run_id=self.run_id, git_sha=self.git_sha, **fields)
         append(row, self.path)
         self.rows.append(row)
         return row
@@ -93,9 +121,10 @@ class Recorder:
         return [r for r in with_speedups(self.rows) if all(r.get(k) == v for k, v in match.items())]
 
 
-def recorder(notebook: str, device, preset: str, path: Path | str | None = None) -> Recorder:
-    """Open the chapter's recorder (rows go to results_dir()/<backend>.jsonl unless `path`)."""
-    return Recorder(notebook, device, preset, path)
+def recorder(notebook: str, device, preset: str, path: Path | str | None = None, run_id: str | None = None,
+             git_sha: str | None = None) -> Recorder:
+    """Open a recorder (rows go to `path`, else results_dir()/<backend>.jsonl); chapters get theirs from start()."""
+    return Recorder(notebook, device, preset, path, run_id, git_sha)
 
 
 def comparison_key(row: dict) -> tuple:
@@ -136,13 +165,3 @@ def latest_runs(rows: list[dict]) -> list[dict]:
         if key not in newest or stamp[0] > newest[key][0]:
             newest[key] = stamp
     return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
-
-
-def frame(rows: list[dict]):
-    """Rows as a pandas DataFrame with the columns a reader compares first."""
-    import pandas as pd
-    df = pd.DataFrame(rows)
-    first = [c for c in ("notebook", "backend", "model", "variant", "batch", "median_ms", "p90_ms",
-                         "throughput", "compile_s", "max_abs_diff", "top1_agreement", "engaged", "reason")
-             if c in df.columns]
-    return df[first + [c for c in df.columns if c not in first]]

@@ -1,15 +1,15 @@
 """timed(): honest latency numbers — warm-up apart, device synchronised, median and p90."""
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 
 from vitlab.device import synchronize
+from vitlab.text import first_line
 
 
 @dataclass
@@ -129,8 +129,17 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     return found
 
 
+class Ceiling(NamedTuple):
+    """A measured ceiling: FLOP/s (int8: OP/s) or None where it could not be measured, how, and how many
+    measurements in this run it is the highest of."""
+
+    rate: float | None
+    basis: str
+    count: int = 1
+
+
 def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, size: int = 2048,
-                 warmup: int = 2, iters: int = 10) -> tuple[float | None, str]:
+                 warmup: int = 2, iters: int = 10) -> Ceiling:
     """The measured ceiling: FLOP/s (int8: OP/s) of a size^3 matmul on `device` in `dtype`, and its basis.
 
     The rate of the *fastest* of `iters` calls: a ceiling is what the device was seen to reach, and on a
@@ -143,7 +152,7 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
     gen = torch.Generator().manual_seed(0)
     if dtype == torch.int8:
         if not hasattr(torch, "_int_mm"):
-            return None, f"int8 GEMM: torch {torch.__version__} has no torch._int_mm"
+            return Ceiling(None, f"int8 GEMM: torch {torch.__version__} has no torch._int_mm")
         a, b = (torch.randint(-64, 64, (size, size), generator=gen, dtype=torch.int8).to(device) for _ in range(2))
         fn, how = torch._int_mm, "torch._int_mm, int32 accumulate"
     else:
@@ -152,31 +161,27 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
     try:
         t = timed(fn, a, b, device=device, warmup=warmup, iters=iters, first_call=False)
     except RuntimeError as error:  # e.g. an int8 kernel missing on this device
-        return None, f"{name} GEMM: {error.__class__.__name__}: {(str(error).splitlines() or [''])[0][:120]}"
+        return Ceiling(None, f"{name} GEMM: {first_line(error, 120)}")
     rate = 2 * size**3 / (min(t.samples_ms) / 1000)
     unit = "OP/s" if dtype == torch.int8 else "FLOP/s"
     onednn = _onednn_linear_rate(a, b, size, warmup, iters) if device.type == "cpu" and dtype != torch.int8 else None
     if onednn and onednn > rate:  # e.g. an AMD CPU, where MKL's GEMM behind torch.matmul runs its AVX2 kernels
         rate, how = onednn, f"oneDNN linear, faster here than torch.matmul's {rate / 1e9:.1f} G{unit}"
-    return rate, (f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
-                  f"{torch.get_num_threads()} threads, fastest of {iters}: {rate / 1e9:.1f} G{unit}")
+    return Ceiling(rate, f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
+                         f"{torch.get_num_threads()} threads, fastest of {iters}: {rate / 1e9:.1f} G{unit}")
 
 
-def raise_ceiling(ceiling: tuple[float | None, str], device: torch.device | str = "cpu",
-                  dtype: torch.dtype = torch.float32, size: int = 2048) -> tuple[float | None, str]:
+def raise_ceiling(ceiling: Ceiling, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32,
+                  size: int = 2048) -> Ceiling:
     """Measure gemm_ceiling again and keep the higher of it and `ceiling` (what an earlier call returned).
 
     A chapter calls it between its timed groups, so the ceiling is the fastest GEMM the device was seen to run at
     any point of the run: a machine whose speed drifts can put one measurement in a slow spell that the model's
-    later timings then exceed. The basis counts the measurements: "... (highest of 3 measurements in this run)".
+    later timings then exceed. `count` says how many measurements the kept one is the highest of.
     """
-    old_rate, old_basis = ceiling
-    match = re.search(r" \(highest of (\d+) measurements in this run\)$", old_basis)
-    count = (int(match.group(1)) if match else 1) + 1
-    rate, basis = gemm_ceiling(device, dtype, size)
-    if old_rate and (not rate or old_rate >= rate):
-        rate, basis = old_rate, old_basis[:match.start()] if match else old_basis
-    return rate, (f"{basis} (highest of {count} measurements in this run)" if rate else basis)
+    again = gemm_ceiling(device, dtype, size)
+    kept = ceiling if ceiling.rate and (not again.rate or ceiling.rate >= again.rate) else again
+    return Ceiling(kept.rate, kept.basis, ceiling.count + 1)
 
 
 def _onednn_linear_rate(a: torch.Tensor, b: torch.Tensor, size: int, warmup: int, iters: int) -> float | None:
@@ -200,14 +205,15 @@ def _onednn_linear_rate(a: torch.Tensor, b: torch.Tensor, size: int, warmup: int
     return 2 * size**3 / (min(t.samples_ms) / 1000)
 
 
-def flop_fields(flops_per_item: float, batch: int, median_ms: float, ceiling: tuple[float | None, str],
+def flop_fields(flops_per_item: float, batch: int, median_ms: float, ceiling: Ceiling,
                 peak: float | None = None) -> dict:
     """A row's achieved FLOP/s (flops_per_item x batch per median call) against a measured ceiling and a nominal peak.
 
-    `ceiling` is what gemm_ceiling returns, (FLOP/s or None, its basis); the fractions are None without a figure.
+    `ceiling` is what gemm_ceiling / raise_ceiling return; the fractions are None without a figure.
     """
     achieved = flops_per_item * batch / (median_ms / 1000)
-    rate, basis = ceiling
+    rate, basis, count = ceiling
     return dict(flops_per_s=round(achieved), ceiling_flops_per_s=round(rate) if rate else None, ceiling_basis=basis,
+                ceiling_count=count,
                 ceiling_fraction=achieved / rate if rate else None,
                 peak_flops=peak, peak_fraction=achieved / peak if peak else None)

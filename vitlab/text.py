@@ -1,0 +1,50 @@
+"""Text for people: an error in one line, Markdown tables with cells cut at a word. Torch-free; nothing parses it back."""
+from __future__ import annotations
+
+import math
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    """`text` cut to at most `limit` characters on a word boundary, with an ellipsis when cut."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def first_line(error: BaseException, limit: int = 160) -> str:
+    """'ErrorType: the first line of its message', cut to `limit` characters on a word boundary."""
+    message = (str(error).strip().splitlines() or [""])[0]
+    return shorten(f"{error.__class__.__name__}: {message}" if message else error.__class__.__name__, limit)
+
+
+def _cell(value, spec, limit: int = 80) -> str:
+    """One table cell: '–' for missing, yes/no for booleans, else `spec` (a format spec or a function); text longer
+    than `limit` is cut at a word with an ellipsis (the whole text stays in the rows)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    text = spec(value) if callable(spec) else format(value, spec)
+    return shorten(text, limit).replace("|", "\\|")
+
+
+class Markdown(str):
+    """A Markdown string that Jupyter displays rendered (no IPython import needed)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, columns: list[str] | None = None,
+                   limit: int = 80) -> Markdown:
+    """A list of dicts as a Markdown table; `formats` maps a column to a format spec ('.1f') or a function; a text
+    cell longer than `limit` characters is cut at a word boundary with an ellipsis."""
+    if not rows:
+        return Markdown("*(no rows)*")
+    formats = formats or {}
+    columns = columns or list(dict.fromkeys(key for row in rows for key in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row.get(c), formats.get(c, ""), limit) for c in columns) + " |" for row in rows]
+    return Markdown("\n".join(lines))
