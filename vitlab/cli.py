@@ -58,6 +58,9 @@ def _run(args) -> int:
         return 2
     outcomes = book.run(device.type, backend_name(device), args.preset, notebooks, book.stack(), book_dir)
     failed = [o for o in outcomes if not o.ok]
+    if args.summary:  # for a program (the GPU lane): the outcomes as data, not the lines above
+        from dataclasses import asdict
+        args.summary.write_text(json.dumps([asdict(o) for o in outcomes]))
     print(f"{len(outcomes) - len(failed)} of {len(outcomes)} notebooks ran"
           + (f"; failed: {', '.join(o.notebook for o in failed)}" if failed else ""))
     return 1 if failed else 0
@@ -92,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--only", nargs="+", metavar="NAME", help="run only these notebooks (e.g. 02 or 02_torch_compile)")
     run.add_argument("--into", type=Path, metavar="DIR",
                      help="write executed notebooks and result rows under DIR instead of the book")
+    run.add_argument("--summary", type=Path, metavar="FILE", help="also write the outcomes as JSON to FILE")
     run.set_defaults(handler=_run)
     book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
     book.set_defaults(handler=_book)

@@ -1,0 +1,94 @@
+"""The GPU lane's program work (vitlab.lane): the budget per chapter, the cap that ends a chapter and what it
+left running, and the import of what came back."""
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vitlab import lane, layout
+
+
+def test_chapter_cap_keeps_time_for_the_chapters_after_it():
+    assert lane.chapter_cap(540, 0, after=2, reserve=40) == 540 - lane.FINISH_S - 80
+    assert lane.chapter_cap(540, 450, after=2, reserve=40) == lane.MIN_RUN_S  # never below the floor
+    assert lane.chapter_cap(540, 540 - lane.FINISH_S - lane.MIN_RUN_S + 1, after=0) is None  # too little left
+
+
+def test_run_one_stops_a_chapter_at_its_cap_and_ends_what_it_left(tmp_path):
+    marker = tmp_path / "grandchild.pid"
+    # The "chapter" starts a process in a session of its own (as papermill's kernel is) and then hangs.
+    script = (f"import subprocess, sys, time\n"
+              f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+              f"open({str(marker)!r}, 'w').write(str(p.pid))\n"
+              f"time.sleep(60)\n")
+    code, seconds = lane.run_one([sys.executable, "-c", script], cap=2, tag="test-lane-cap", log=tmp_path / "log")
+    assert code is None and seconds < 2 + lane.KILL_GRACE_S
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    state = Path(f"/proc/{pid}/stat")
+    assert not state.exists() or state.read_text().split()[2] == "Z", "the tagged grandchild is still running"
+
+
+def test_run_one_returns_the_exit_code_of_a_chapter_that_ends(tmp_path):
+    code, _ = lane.run_one([sys.executable, "-c", "raise SystemExit(3)"], cap=30, tag="test-lane-exit",
+                           log=tmp_path / "log")
+    assert code == 3
+
+
+def _root(tmp_path):
+    (tmp_path / "requirements").mkdir(parents=True)
+    (tmp_path / "requirements" / "reference.txt").write_text("torch==2.8.0\n")
+    return tmp_path
+
+
+def _row(run_id, torch_version, backend="cuda"):
+    return {"backend": backend, "notebook": "02_torch_compile", "run_id": run_id, "versions": {"torch": torch_version}}
+
+
+def test_import_puts_rows_and_pages_on_the_stack_of_their_torch_once(tmp_path):
+    root, source = _root(tmp_path / "repo"), tmp_path / "out"
+    source.mkdir()
+    (source / "cuda.jsonl").write_text("\n".join(json.dumps(_row("r1", v)) for v in ("2.11.0+cu130",) * 3) + "\n")
+    (source / "02_torch_compile.ipynb").write_text("{}")
+    (source / "04_hardware_integration.FAILED.ipynb").write_text("{}")
+    said = lane.import_run(source, root)
+    target = layout.rows_file("cuda", "current", root / "book")
+    assert len(target.read_text().splitlines()) == 3
+    assert (layout.pages_dir("cuda", "current", root / "book") / "02_torch_compile.ipynb").exists()
+    assert not (layout.pages_dir("cuda", "current", root / "book") / "04_hardware_integration.FAILED.ipynb").exists()
+    assert any("failed there" in line for line in said)
+    lane.import_run(source, root)  # the same run again: nothing appended twice
+    assert len(target.read_text().splitlines()) == 3
+
+
+def test_import_reads_a_local_torch_tag_as_its_release(tmp_path):
+    root, source = _root(tmp_path / "repo"), tmp_path / "out"
+    source.mkdir()
+    (source / "cpu.jsonl").write_text(json.dumps(_row("r2", "2.8.0+cpu", "cpu")) + "\n")
+    lane.import_run(source, root)
+    assert layout.rows_file("cpu", "reference", root / "book").exists()
+
+
+@pytest.mark.parametrize("name, rows, message", [
+    ("tpu.jsonl", [_row("r", "2.11.0", "tpu")], "is not a backend"),
+    ("cuda.jsonl", [_row("r", "2.11.0", "cpu")], "holds rows of"),
+    ("cuda.jsonl", [_row("a", "2.11.0"), _row("b", "2.8.0")], "mixes stacks"),
+])
+def test_import_refuses_bad_input_with_one_line_and_writes_nothing(tmp_path, name, rows, message):
+    root, source = _root(tmp_path / "repo"), tmp_path / "out"
+    source.mkdir()
+    (source / name).write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(ValueError, match=message):
+        lane.import_run(source, root)
+    assert not (root / "book").exists()
+    result = subprocess.run([sys.executable, "-m", "vitlab.lane", "import", str(source)], capture_output=True,
+                            text=True, cwd=root)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+
+
+def test_chapter_stems_match_the_names_vitlab_run_takes():
+    stems = lane.chapter_stems(["02", "torch_compile", "05_deploy_after_ipex", "99"])
+    assert stems[:3] == ["02_torch_compile", "02_torch_compile", "05_deploy_after_ipex"] and stems[3] == "99"

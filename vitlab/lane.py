@@ -1,0 +1,255 @@
+"""The GPU lane: run the chapters on a lent machine within a time budget, and import what comes back. Torch-free.
+
+    python3 -m vitlab.lane machine                       what the machine is (one block, for the log)
+    python3 -m vitlab.lane run --out DIR [--backend cuda --preset gpu --budget 540 --chapters 01 02 04]
+    python3 -m vitlab.lane import DIR                    the returned files -> book/<stack>/<backend>/, rows
+
+tools/device-run.sh sets the machine up (carried wheels, a kernelspec) and calls `run`; tools/device-import.sh
+calls `import`. Each chapter is one `vitlab run --summary` under a cap, so one runaway chapter cannot eat the
+others' time; at its cap it gets SIGINT (papermill stops its kernel), 20 s later SIGKILL, and any process it
+left (the kernel runs in a session of its own) is ended by a tag only its processes carry in their environment.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from vitlab import layout
+from vitlab.store import append, load_file
+
+# What the GPU machine's image lacks for `vitlab run` (the device tool's KINDS.md, nvidia-h200): the one list.
+IMAGE_LACKS = ("papermill", "nbclient", "nbformat", "jupyter_client", "ipykernel", "torchao")
+GPU_CHAPTERS = ("01", "02", "04")  # 03 and 05 measure the host CPU: on a GPU run their rows are not the GPU's
+FINISH_S = 25   # kept at the end: the last chapter's SIGKILL grace and copying the files out
+MIN_RUN_S = 30  # a chapter is not started with less than this left
+KILL_GRACE_S = 20
+MAX_FILE = 16 << 20  # what the device tool brings back per file
+
+
+@dataclass
+class ChapterRun:
+    """How one chapter's run on the lane ended."""
+
+    name: str
+    state: str          # ok | FAILED | TIMEOUT | SKIPPED
+    seconds: float
+    rows: int = 0
+    detail: str = ""
+
+    def line(self) -> str:
+        return f"{self.name:<26} {self.state:<8} {self.seconds:5.0f} s  {self.rows:4d} rows  {self.detail}".rstrip()
+
+
+def chapter_cap(budget: float, elapsed: float, after: int, reserve: float = 40) -> float | None:
+    """Seconds a chapter may run: what is left of `budget` after `elapsed` and FINISH_S, minus `reserve` for each
+    of the `after` chapters still to come, at least MIN_RUN_S; None when less than MIN_RUN_S is left at all."""
+    left = budget - FINISH_S - elapsed
+    if left < MIN_RUN_S:
+        return None
+    return max(left - reserve * after, MIN_RUN_S)
+
+
+def chapter_stems(names: list[str], root: Path = layout.ROOT) -> list[str]:
+    """Each name (02, 02_torch_compile or torch_compile) as its notebook's stem; unknown names stay as given."""
+    stems = [p.stem for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    return [next((s for s in stems if name in (s, s[:2], s[3:])), name) for name in names]
+
+
+def _end_tagged(tag: str) -> int:
+    """Kill every process whose environment carries VITLAB_LANE_TAG=`tag` (by PID, nothing else); how many."""
+    ended = 0
+    for proc in Path("/proc").glob("[0-9]*"):
+        if int(proc.name) == os.getpid():
+            continue
+        try:
+            if f"VITLAB_LANE_TAG={tag}".encode() in (proc / "environ").read_bytes().split(b"\0"):
+                os.kill(int(proc.name), signal.SIGKILL)
+                ended += 1
+        except (OSError, ValueError):
+            continue
+    return ended
+
+
+def run_one(command: list[str], cap: float, tag: str, log: Path) -> tuple[int | None, float]:
+    """Run `command` (its output to `log`) for at most `cap` s: SIGINT at the cap, SIGKILL KILL_GRACE_S later, then
+    whatever carries `tag`. Returns (exit code or None at the cap, seconds)."""
+    start = time.monotonic()
+    with log.open("w") as out:
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "VITLAB_LANE_TAG": tag})
+        try:
+            code = child.wait(timeout=cap)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            code = None
+    _end_tagged(tag)
+    return code, time.monotonic() - start
+
+
+def run_chapters(chapters: list[str], out: Path, backend: str = "cuda", preset: str = "gpu", budget: float = 540,
+                 reserve: float = 40, python: str = sys.executable, root: Path = layout.ROOT) -> list[ChapterRun]:
+    """Each chapter as one `vitlab run` into a scratch book under its cap; the files come back flat in `out`:
+    NN_name.ipynb per chapter that ran (NN_name.FAILED.ipynb: the executed part of one that failed), the rows
+    (<backend>.jsonl), run.log and lane.json (these results)."""
+    start = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="vitlab-lane-"))
+    scratch = work / "book"
+    log = out / "run.log"
+    found: list[ChapterRun] = []
+    for i, name in enumerate(chapter_stems(chapters, root)):
+        cap = chapter_cap(budget, time.monotonic() - start, len(chapters) - i - 1, reserve)
+        if cap is None:
+            found.append(ChapterRun(name, "SKIPPED", 0, detail=f"no time left of the {budget:.0f} s budget"))
+            print(found[-1].line(), flush=True)
+            continue
+        summary = work / f"{i}.json"
+        command = [python, "-m", "vitlab", "run", "--backend", backend, "--preset", preset, "--only", name,
+                   "--into", str(scratch), "--summary", str(summary)]
+        code, seconds = run_one(command, cap, f"vitlab-lane-{os.getpid()}-{i}", work / f"{i}.log")
+        with log.open("a") as combined:
+            combined.write(f"===== {name} (exit {code}, {seconds:.0f} s, cap {cap:.0f} s)\n")
+            combined.write((work / f"{i}.log").read_text(errors="replace"))
+        outcome = json.loads(summary.read_text())[0] if summary.exists() else None
+        if code is None:
+            run = ChapterRun(name, "TIMEOUT", seconds, detail=f"stopped at its {cap:.0f} s cap")
+        elif outcome and outcome["ok"] and code == 0:
+            run = ChapterRun(name, "ok", seconds, outcome["rows"])
+        else:
+            run = ChapterRun(name, "FAILED", seconds, detail=outcome["detail"] if outcome else f"exit {code}")
+        found.append(run)
+        print(run.line(), flush=True)
+    _collect(found, scratch, out, root)
+    (out / "lane.json").write_text(json.dumps([asdict(r) for r in found], indent=1))
+    shutil.rmtree(work, ignore_errors=True)
+    return found
+
+
+def _collect(found: list[ChapterRun], scratch: Path, out: Path, root: Path) -> None:
+    """The executed notebooks (or a failed one's executed part) and the rows, flat in `out`."""
+    for run in found:
+        page = next(scratch.rglob(f"{run.name}.ipynb"), None)
+        partial = next((root / "_build" / "failed").rglob(f"{run.name}.ipynb"), None)
+        if page and run.state == "ok":
+            shutil.copy(page, out / page.name)
+        elif partial and run.state != "SKIPPED":
+            shutil.copy(partial, out / f"{run.name}.FAILED.ipynb")
+    for rows in scratch.glob("results/**/*.jsonl"):
+        for row in load_file(rows):
+            append(row, out / rows.name)
+    for path in out.iterdir():
+        if path.stat().st_size > MAX_FILE:
+            print(f"lane: {path.name} is over {MAX_FILE >> 20} MiB and will not come back", file=sys.stderr)
+
+
+def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
+    """The files a lane run returned -> the book: each <backend>.jsonl's rows appended (runs already there skipped)
+    to that stack's rows file, each NN_name.ipynb to that stack's pages. ValueError (one line) on bad input."""
+    from vitlab.book import stack_of
+    book = root / "book"
+    rows_files = sorted(source.glob("*.jsonl"))
+    if not rows_files:
+        raise ValueError(f"no <backend>.jsonl in {source}")
+    checked = []  # every file checked before anything is written: bad input changes nothing
+    for rows_file in rows_files:
+        backend = rows_file.stem
+        if backend not in layout.BACKENDS:
+            raise ValueError(f"{rows_file.name}: {backend!r} is not a backend ({', '.join(layout.BACKENDS)})")
+        rows = load_file(rows_file)
+        strays = {r.get("backend") for r in rows} - {backend}
+        if strays:
+            raise ValueError(f"{rows_file.name} holds rows of {sorted(map(str, strays))}")
+        stacks = {stack_of(str(r.get("versions", {}).get("torch")), root) for r in rows}
+        if len(stacks) != 1:
+            raise ValueError(f"{rows_file.name} mixes stacks {sorted(stacks)}: one stack per import")
+        checked.append((backend, stacks.pop(), rows))
+    said = []
+    for backend, stack, rows in checked:
+        target = layout.rows_file(backend, stack, book)
+        have = {r.get("run_id") for r in load_file(target)} if target.exists() else set()
+        new = [r for r in rows if r.get("run_id") not in have]
+        for row in new:
+            append(row, target)
+        said.append(f"rows: {len(new)} of {len(rows)} appended to {target.relative_to(root)} ({stack} stack)")
+        pages = layout.pages_dir(backend, stack, book)
+        for notebook in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+            if notebook.name.endswith(".FAILED.ipynb"):
+                said.append(f"page: {notebook.name} failed there; not imported")
+                continue
+            pages.mkdir(parents=True, exist_ok=True)
+            shutil.copy(notebook, pages / notebook.name)
+            said.append(f"page: {(pages / notebook.name).relative_to(root)}")
+    return said + ["next: vitlab book   (rebuilds the results page, _toc.yml and the HTML)"]
+
+
+def machine() -> list[str]:
+    """What the lane's machine is: python, torch and its GPU, the packages the chapters need."""
+    import importlib.metadata as md
+    import platform
+
+    def version(name: str) -> str:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return "-"
+    lines = [f"python {platform.python_version()} ({sys.executable})"]
+    try:
+        import torch
+        gpu = f"{torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}" if torch.cuda.is_available() else "no GPU"
+        lines.append(f"torch {torch.__version__} ({gpu})")
+    except ImportError as error:
+        lines.append(f"torch does not import: {error}")
+    lines.append("packages: " + ", ".join(f"{n} {version(n)}" for n in
+                                          ("torchvision", "transformers", "timm", "numpy") + IMAGE_LACKS))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vitlab.lane", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("machine")
+    run = commands.add_parser("run")
+    run.add_argument("--out", type=Path, required=True)
+    run.add_argument("--backend", default="cuda")
+    run.add_argument("--preset", default="gpu")
+    run.add_argument("--budget", type=float, default=540)
+    run.add_argument("--reserve", type=float, default=40)
+    run.add_argument("--chapters", nargs="+")
+    imported = commands.add_parser("import")
+    imported.add_argument("source", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "machine":
+        print("\n".join(machine()))
+        return 0
+    if args.command == "import":
+        try:
+            print("\n".join(import_run(args.source)))
+        except (ValueError, OSError) as error:
+            print(f"vitlab.lane import: {error}", file=sys.stderr)
+            return 2
+        return 0
+    chapters = args.chapters or (list(GPU_CHAPTERS) if args.backend != "cpu" else
+                                 [p.stem for p in sorted((layout.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))])
+    found = run_chapters(chapters, args.out, args.backend, args.preset, args.budget, args.reserve)
+    ok = sum(r.state == "ok" for r in found)
+    print(f"lane: {ok} of {len(found)} chapters ok, {sum(r.rows for r in found)} rows; in {args.out}: "
+          + " ".join(sorted(p.name for p in args.out.iterdir())))
+    return 0 if ok == len(found) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
