@@ -1,192 +1,477 @@
-"""The results page: every backend's latest run of every chapter, side by side."""
+"""The results page: every backend's latest run of every chapter, side by side, said from the rows.
+
+Torch-free. Rows keep their fields all the way: a run is the tuple (backend, stack), a comparison across
+stacks pairs rows whose SAME_METHOD fields are equal, and every sentence is written from Findings.
+"""
 from __future__ import annotations
 
+import textwrap
+from collections import Counter
 from pathlib import Path
 
 from vitlab import layout
-from vitlab.chapter import markdown_table
-from vitlab.results import latest_runs, with_speedups
+from vitlab.findings import DEFAULT_BAND, Finding, compare, findings
+from vitlab.results import latest_runs, status_of, with_speedups
+from vitlab.text import markdown_table
+
+# Two rows measure the same thing on two stacks only when all of these are equal (a field a row lacks is None,
+# which matches only another row lacking it): same chapter, model, variant, batch and comparison, and the same
+# method, precision, runtime and mode.
+SAME_METHOD = ("backend", "notebook", "model", "variant", "batch", "group", "sweep",
+               "method", "precision", "runtime", "mode")
+ENTRY_FIELDS = ("variant", "method", "precision", "runtime", "mode")  # one line of a figure panel
+OPTIONAL_COLUMNS = ("precision", "runtime", "method", "mode")         # shown where a chapter's rows carry them
+MAX_SERIES = 8                                                        # runs per figure panel
+TICKS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 2 / 3, 1, 1.5, 2, 3, 4, 6, 8, 16, 32)  # the ratio axis' ticks ...
+FINE_TICKS = (0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 1.75, 2)             # ... where they span little
 
 
-def _number(value) -> str:
-    """The results page's numbers: 2 decimals with thousands separators, small values in 2 significant digits."""
-    if value == "":
+# ---- rows -> runs --------------------------------------------------------------------------------------------
+
+def page_rows(reference: list[dict], current: list[dict] | None = None) -> list[dict]:
+    """The latest run of each chapter per backend and stack; each row gets its `stack` and its `speedup`
+    (against its own stack's baseline: the stacks are never mixed in one comparison group)."""
+    out = []
+    for stack, rows in (("reference", reference), ("current", current or [])):
+        out += [{**row, "stack": stack} for row in with_speedups(latest_runs(rows))]
+    return out
+
+
+def run_of(row: dict) -> tuple[str, str]:
+    """The run a row belongs to: (backend, stack)."""
+    return row["backend"], row.get("stack", "reference")
+
+
+def run_label(run: tuple[str, str]) -> str:
+    """How the page names a run: 'cpu', 'cuda (current stack)'."""
+    backend, stack = run
+    return backend if stack == "reference" else f"{backend} ({stack} stack)"
+
+
+def runs_in(rows: list[dict]) -> list[tuple[str, str]]:
+    """The runs in `rows`, reference stack first, then by backend."""
+    return sorted({run_of(r) for r in rows}, key=lambda run: (layout.STACKS.index(run[1]), run[0]))
+
+
+def notebooks_in(rows: list[dict]) -> list[str]:
+    """The chapters in `rows`, in order."""
+    return sorted({r["notebook"] for r in rows})
+
+
+def timed(row: dict) -> bool:
+    """Whether the row carries a rate (skipped, failed and whole-run rows do not)."""
+    return bool(row.get("throughput"))
+
+
+# ---- what each run showed ------------------------------------------------------------------------------------
+
+def headline_findings(rows: list[dict]) -> list[Finding]:
+    """One run's chapter: every non-sweep variant against its comparison group's baseline."""
+    return [f for f in findings(rows) if not f.row.get("sweep")]
+
+
+def outcome(found: Finding) -> str:
+    """What a finding counts as: its row's status where that is not ok, else its verdict."""
+    status = status_of(found.row)
+    return found.verdict if status == "ok" else status
+
+
+def best_finding(found: list[Finding]) -> Finding | None:
+    """The engaged, timed variant with the highest ratio over its baseline."""
+    candidates = [f for f in found if status_of(f.row) == "ok" and f.ratio is not None]
+    return max(candidates, key=lambda f: f.ratio) if candidates else None
+
+
+def finding_sentence(found: Finding) -> str:
+    """'**X** (model, batch 1): 1.23× Y, faster (noise band ±5%)'."""
+    row = found.row
+    return (f"**{row.get('variant')}** ({row.get('model')}, batch {row.get('batch')}): {found.ratio:.2f}× "
+            f"{found.baseline.get('variant')}, {found.verdict} (noise band ±{found.band:.0%})")
+
+
+def tally(found: list[Finding]) -> str:
+    """'Of 8 variants against a baseline: 2 faster, 5 within noise, 1 skipped'."""
+    counts = Counter(outcome(f) for f in found)
+    order = ("faster", "slower", "within noise", "not engaged", "not timed", "skipped", "failed")
+    parts = [f"{counts[word]} {word}" for word in order if counts[word]]
+    return f"of {len(found)} variants against a baseline: " + ", ".join(parts)
+
+
+def chapter_link(run: tuple[str, str], notebook: str, book_dir: Path) -> str:
+    """A link to the run's page of the chapter (Sphinx writes in the page's title), else the chapter's name."""
+    backend, stack = run
+    page = layout.pages_dir(backend, stack, book_dir) / f"{notebook}.ipynb"
+    return f"[]({page.relative_to(book_dir).as_posix()})" if page.exists() else notebook  # [](...): the page's title
+
+
+def run_summary(rows: list[dict], run: tuple[str, str], book_dir: Path) -> list[str]:
+    """One bullet per chapter of a run: its best variant against its baseline, and how the others came out."""
+    lines = [f"**{run_label(run)}** ({device_of(rows, run)})", ""]
+    for notebook in notebooks_in([r for r in rows if run_of(r) == run]):
+        found = headline_findings([r for r in rows if run_of(r) == run and r["notebook"] == notebook])
+        best = best_finding(found)
+        if not found:
+            said = "no variant measured against a baseline"
+        elif best is None:
+            said = f"no engaged variant timed against a baseline; {tally(found)}"
+        else:
+            said = f"best against its baseline: {finding_sentence(best)}; {tally(found)}"
+        lines.append(f"- {chapter_link(run, notebook, book_dir)} — {said}.")
+    return lines + [""]
+
+
+def device_of(rows: list[dict], run: tuple[str, str]) -> str:
+    """'AMD EPYC, 2 threads, torch 2.8.0' for a run (its first row's provenance)."""
+    row = next(r for r in rows if run_of(r) == run)
+    parts = [row.get("device_name"), f"{row['threads']} threads" if row.get("threads") else None,
+             f"torch {row.get('versions', {}).get('torch')}" if row.get("versions", {}).get("torch") else None]
+    return ", ".join(p for p in parts if p)
+
+
+def summary_section(rows: list[dict], book_dir: Path) -> list[str]:
+    text = ["## What each run showed", "",
+            "Per chapter and run: the variant with the highest throughput ratio over its comparison's baseline "
+            "(an engaged, timed variant, batch sweeps left out), judged against the noise band of the two rows, "
+            "and how every variant of the chapter came out against its own baseline.", ""]
+    for run in runs_in(rows):
+        text += run_summary(rows, run, book_dir)
+    return text
+
+
+# ---- provenance ----------------------------------------------------------------------------------------------
+
+PROVENANCE_COLUMNS = ["backend", "chapter", "preset", "device", "CPU ISA", "threads", "torch", "ipex",
+                      "transformers", "git", "date"]
+
+
+def provenance_line(row: dict) -> list:
+    versions = row.get("versions", {})
+    return [run_label(run_of(row)), row["notebook"], row.get("preset"), row.get("device_name"), row.get("cpu_isa"),
+            row.get("threads"), versions.get("torch"), versions.get("ipex") or "–", versions.get("transformers"),
+            row.get("git_sha"), str(row.get("time", ""))[:10]]
+
+
+def provenance_section(rows: list[dict]) -> list[str]:
+    firsts = {}
+    for row in rows:
+        firsts.setdefault((run_of(row), row["notebook"]), row)
+    order = runs_in(rows)
+    body = [provenance_line(firsts[key]) for key in sorted(firsts, key=lambda k: (order.index(k[0]), k[1]))]
+    return (["## Where the numbers come from", "",
+             "Each run's machine, software and commit, one line per chapter and run.", ""]
+            + dropdown("Machine, versions, preset and commit of every run", table(PROVENANCE_COLUMNS, body)))
+
+
+def missing_section(reference: list[dict], current: list[dict]) -> list[str]:
+    ran, current_backends = {r["backend"] for r in reference}, {r["backend"] for r in current}
+    missing = [name for name in layout.BACKENDS if name not in ran]
+    if not missing:
+        return []
+    lines = ["Not run yet on the reference stack:", ""]
+    for name in missing:
+        backend = layout.BACKENDS[name]
+        preset = "full" if name == "cpu" else "gpu"  # a GPU's budget: every chapter in minutes (or --preset full)
+        state = ("ran on the current stack only (above); the reference stack has not run there yet: "
+                 if name in current_backends else "not run yet: ")
+        lines.append(f"- **{name}** — {state}on {backend.where}, run "
+                     f"`vitlab run --backend {backend.device_type} --preset {preset} && vitlab book`")
+    return lines + [""]
+
+
+# ---- figures -------------------------------------------------------------------------------------------------
+
+def entry_key(row: dict) -> tuple:
+    return tuple(row.get(k) for k in ENTRY_FIELDS)
+
+
+def panels(rows: list[dict]) -> dict[tuple, dict[tuple, dict[tuple, Finding]]]:
+    """A chapter's timed findings: panel (model, batch, group) -> entry (variant and method fields) -> run -> Finding.
+    Batch sweeps, and variants skipped, failed or untimed, stay in the table."""
+    out: dict = {}
+    for run in runs_in(rows):
+        for found in headline_findings([r for r in rows if run_of(r) == run]):
+            if found.ratio is None or status_of(found.row) in ("skipped", "failed"):
+                continue
+            row = found.row
+            panel = out.setdefault((row.get("model"), row.get("batch"), row.get("group")), {})
+            panel.setdefault(entry_key(row), {})[run] = found
+    return out
+
+
+def entry_labels(entries: list[tuple]) -> list[str]:
+    """Each entry's variant name; the method fields are added where two entries share a name."""
+    names = Counter(entry[0] for entry in entries)
+    labels = []
+    for entry in entries:
+        extra = [str(value) for value in entry[1:] if value is not None]
+        label = str(entry[0]) + (f" ({', '.join(extra) or 'method not recorded'})" if names[entry[0]] > 1 else "")
+        labels.append(textwrap.fill(label, 34))
+    return labels
+
+
+def panel_title(key: tuple, entries: dict) -> str:
+    model, batch, group = key
+    against = sorted({str(f.baseline.get("variant")) for runs in entries.values() for f in runs.values()})
+    title = f"{model}, batch {batch}" + (f", {group}" if group else "")
+    return textwrap.fill(f"{title} — against {' / '.join(against)}", 70)
+
+
+def x_limits(found: list[Finding]) -> tuple[float, float]:
+    """A log axis that holds 1×, every ratio and its noise band, with a margin."""
+    low = min([1.0] + [f.ratio / (1 + f.band) for f in found])
+    high = max([1.0] + [f.ratio * (1 + f.band) for f in found])
+    return low / 1.15, high * 1.15
+
+
+def draw_panel(ax, key: tuple, entries: dict, runs: list, colours: dict) -> None:
+    """One comparison group: a line per variant, a marker per run at its ratio, whiskers for the noise band."""
+    order = list(entries)
+    step = 0.7 / max(len(runs), 1)
+    for j, entry in enumerate(order):
+        for i, run in enumerate(runs):
+            found = entries[entry].get(run)
+            if found is None:
+                continue
+            y = j - 0.35 + step * (i + 0.5)
+            whisker = [[found.ratio - found.ratio / (1 + found.band)], [found.ratio * found.band]]
+            engaged = status_of(found.row) == "ok"
+            ax.errorbar(found.ratio, y, xerr=whisker, fmt="o", color=colours[run], markersize=6, capsize=2,
+                        markerfacecolor=colours[run] if engaged else "white", linewidth=1)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(order)), entry_labels(order), fontsize=8)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_title(panel_title(key, entries), fontsize=9, loc="left")
+    ax.grid(axis="x", color="0.9")
+
+
+def ratio_axes(axes, found: list[Finding]) -> None:
+    """Every panel on one log axis that holds 1×, every ratio and its band, with tick labels under each panel."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    low, high = x_limits(found)
+    ticks = [t for t in TICKS if low <= t <= high]
+    ticks = ticks if len(ticks) >= 3 else [t for t in FINE_TICKS if low <= t <= high]
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlim(low, high)
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticks(ticks, [f"{t:.2g}×" for t in ticks], fontsize=8)
+        ax.tick_params(labelbottom=True)
+    axes[-1].set_xlabel("throughput over the baseline (log scale; > 1× is faster); whiskers: noise band")
+
+
+def legend(fig, runs: list, colours: dict, found: list[Finding]) -> None:
+    """The runs' colours (and the hollow marker's meaning, where one is drawn), above the panels."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="none", color=colours[run], label=run_label(run)) for run in runs]
+    if any(status_of(f.row) != "ok" for f in found):
+        handles.append(Line2D([], [], marker="o", linestyle="none", color="grey", markerfacecolor="white",
+                              label="hollow: not engaged"))
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(handles), 4),
+               frameon=False, fontsize=9)
+
+
+def speedup_figure(rows: list[dict], path: Path, colours: dict[tuple, str]) -> bool:
+    """A chapter's figure: a panel per comparison group, each variant's throughput ratio over its baseline on a log
+    axis, one colour per run (`colours`: the page's, so a run keeps its colour). False if nothing was timed against
+    a baseline. The caller gives it at most MAX_SERIES runs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = panels(rows)
+    if not groups:
+        return False
+    runs = [run for run in runs_in(rows) if any(run in e for entries in groups.values() for e in entries.values())]
+    heights = [0.32 * len(entries) + 0.5 for entries in groups.values()]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(8, sum(heights) + 0.95 * len(groups) + 0.6), sharex=True,
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, (key, entries) in zip(axes[:, 0], groups.items()):
+        draw_panel(ax, key, entries, runs, colours)
+    found = [f for entries in groups.values() for e in entries.values() for f in e.values()]
+    ratio_axes(list(axes[:, 0]), found)
+    legend(fig, runs, colours, found)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
+# ---- a chapter's section -------------------------------------------------------------------------------------
+
+def number(value) -> str:
+    """The page's numbers: 2 decimals with thousands separators, small values in 2 significant digits."""
+    if value is None or value == "":
         return "–"
     if isinstance(value, float):
         return f"{value:.2g}" if abs(value) < 1e-2 and value != 0 else f"{value:,.2f}"
     return str(value)
 
 
-def _table(header: list[str], body: list[list]) -> str:
-    return str(markdown_table([dict(zip(header, line)) for line in body], {h: _number for h in header}, header))
+def percent(value) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
 
 
-def _speedup_plot(rows: list[dict], notebook: str, path: Path) -> bool:
-    """Grouped bars: speedup vs baseline per variant, one colour per backend. False if nothing to plot."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    points = [r for r in rows if r.get("speedup") is not None]
-    if not points:
-        return False
-    label = lambda r: f"{r['model']} · {r['variant']}{' (sweep)' if r.get('sweep') else ''} · b{r['batch']}"
-    labels = list(dict.fromkeys(label(r) for r in points))
-    backends = list(dict.fromkeys(r["backend"] for r in points))
-    width = 0.8 / len(backends)
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(labels) + 1.5))
-    for i, backend in enumerate(backends):
-        values = {label(r): r["speedup"] for r in points if r["backend"] == backend}
-        ax.barh([j + i * width for j in range(len(labels))], [values.get(label, 0) for label in labels],
-                height=width, label=backend)
-    ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks([j + width * (len(backends) - 1) / 2 for j in range(len(labels))], labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("speedup vs the baseline on the same backend (throughput ratio, >1 is faster)")
-    ax.set_title(f"{notebook}: speedup per variant")
-    ax.legend(title="backend")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+def table(header: list[str], body: list[list], formats: dict | None = None) -> str:
+    """A Markdown table; the results page cuts no text (it is where a whole reason is one click away)."""
+    formats = {**{h: number for h in header}, **(formats or {})}
+    return str(markdown_table([dict(zip(header, line)) for line in body], formats, header, limit=10_000))
 
 
-def _ceiling_plot(rows: list[dict], path: Path) -> bool:
-    """Achieved FLOP/s as a fraction of the GEMM ceiling measured in the same run, against batch size, per backend."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    series: dict[tuple, dict] = {}
-    for r in rows:
-        if r.get("flops_per_s") and r.get("ceiling_flops_per_s"):
-            name = f"{r['model']} · {r['variant']}"
-            series.setdefault((r["backend"], name), {})[r["batch"]] = 100 * r["flops_per_s"] / r["ceiling_flops_per_s"]
-    if not series:
-        return False
-    backends = list(dict.fromkeys(backend for backend, _ in series))
-    names = list(dict.fromkeys(name for _, name in series))
-    models = {name.split(" · ")[0] for name in names}
-    colours = {name: f"C{i % 10}" for i, name in enumerate(names)}  # a variant has one colour in every panel
-    fig, axes = plt.subplots(1, len(backends), figsize=(5 * len(backends) + 1, 5.5), sharey=True, squeeze=False)
-    handles = {}
-    for ax, backend in zip(axes[0], backends):
-        for (where, name), points in series.items():
-            if where == backend:
-                batches = sorted(points)
-                line, = ax.plot(batches, [points[b] for b in batches], color=colours[name],
-                                marker="o" if len(batches) > 1 else "x", linestyle="-" if len(batches) > 1 else "none",
-                                label=name.split(" · ", 1)[1] if len(models) == 1 else name)
-                handles.setdefault(name, line)
-        ax.axhline(100, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-        ax.set_xlabel("batch size")
-        ax.set_title(backend)
-    axes[0][0].set_ylabel("% of the measured GEMM ceiling")
-    fig.suptitle("How close each variant gets to the hardware's limit (dashed: a large GEMM, same run and precision)"
-                 + (f" — {models.pop()}" if len(models) == 1 else ""))
-    fig.legend(handles=[handles[n] for n in names], loc="lower center", ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.04 * ((len(names) + 1) // 2), 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+def dropdown(title: str, body: str) -> list[str]:
+    """A folded block (sphinx-design's dropdown, which Jupyter Book 1 loads)."""
+    return [f"```{{dropdown}} {title}", body, "```", ""]
 
 
-def stack_comparison(reference: list[dict], current: list[dict]) -> list[list]:
-    """Rows of a table: the variants both stacks ran (same backend, chapter, model, variant, batch)."""
-    key = lambda r: (r.get("backend"), r.get("notebook"), r.get("model"), r.get("variant"), r.get("batch"),
-                     r.get("group"), bool(r.get("sweep")))
-    theirs = {key(r): r for r in with_speedups(latest_runs(current))}
-    run = lambda r: f"torch {r['versions'].get('torch')}, {r.get('preset')}"
-    table = []
-    for ours in with_speedups(latest_runs(reference)):
-        other = theirs.get(key(ours))
-        if other is None or not ours.get("throughput") or not other.get("throughput"):  # skipped: no timing
-            continue
-        table.append([ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"],
-                      run(ours), ours["throughput"], ours.get("speedup"),
-                      run(other), other["throughput"], other.get("speedup"),
-                      other["throughput"] / ours["throughput"]])
-    return table
+def row_line(row: dict, extra: list[str]) -> list:
+    variant = f"{row.get('variant')}{' (sweep)' if row.get('sweep') else ''}{' ◆' if row.get('baseline') else ''}"
+    return ([run_label(run_of(row)), row.get("model"), variant, row.get("batch"), row.get("median_ms"),
+             row.get("p90_ms"), row.get("throughput"), row.get("speedup"), row.get("ceiling_fraction"),
+             row.get("max_abs_diff"), row.get("top1_agreement"), row.get("accuracy"), status_of(row)]
+            + [row.get(field) for field in extra] + [note(row)])
+
+
+def note(row: dict) -> str:
+    """The row's reason in full (skipped and failed rows carry theirs in those fields too)."""
+    return row.get("reason") or row.get("skipped") or row.get("failed") or ""
+
+
+def chapter_table(chapter: list[dict]) -> str:
+    extra = [field for field in OPTIONAL_COLUMNS if any(r.get(field) is not None for r in chapter)]
+    header = (["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s", "speedup", "of ceiling",
+               "max-abs diff", "top-1 agree", "accuracy", "status"] + extra + ["note"])
+    return table(header, [row_line(r, extra) for r in chapter], {"of ceiling": percent, "note": str})
+
+
+def chapter_figures(chapter: list[dict], notebook: str, figures: Path, colours: dict[tuple, str]) -> list[Path]:
+    """The chapter's figure (one more per MAX_SERIES further runs, so no panel holds more series)."""
+    runs = runs_in(chapter)
+    drawn = []
+    for start in range(0, len(runs), MAX_SERIES):
+        path = figures / f"{notebook}_speedup{f'_{start // MAX_SERIES + 1}' if start else ''}.png"
+        if speedup_figure([r for r in chapter if run_of(r) in runs[start:start + MAX_SERIES]], path, colours):
+            drawn.append(path)
+    return drawn
+
+
+def chapter_section(rows: list[dict], notebook: str, figures: Path,
+                    colours: dict[tuple, str]) -> tuple[list[str], list[Path]]:
+    """A chapter's heading, figure and (folded) rows; returns the text and the figures drawn."""
+    chapter = [r for r in rows if r["notebook"] == notebook]
+    text = [f"## {notebook}", ""]
+    drawn = chapter_figures(chapter, notebook, figures, colours)
+    for path in drawn:
+        text += [f"![{notebook}: throughput of each variant over its baseline, per run](figures/{path.name})", ""]
+    if drawn:
+        text += ["One panel per comparison, one marker per run; a variant skipped, failed or untimed in a run has no "
+                 "marker there (the rows below say why).", ""]
+    text += dropdown(f"All {len(chapter)} rows of {notebook}", chapter_table(chapter))
+    return text, drawn
+
+
+# ---- across stacks -------------------------------------------------------------------------------------------
+
+def method_key(row: dict) -> tuple:
+    return tuple(bool(row.get(k)) if k == "sweep" else row.get(k) for k in SAME_METHOD)
+
+
+def stack_pairs(reference: list[dict], current: list[dict]) -> list[tuple[dict, dict]]:
+    """(reference row, current row) for each timed variant both stacks ran the same way (SAME_METHOD), each row with
+    its `speedup` against its own stack's baseline."""
+    rows = page_rows(reference, current)
+    theirs = {method_key(r): r for r in rows if r["stack"] == "current" and timed(r)}
+    return [(ours, theirs[method_key(ours)]) for ours in rows
+            if ours["stack"] == "reference" and timed(ours) and method_key(ours) in theirs]
+
+
+def run_name(row: dict) -> str:
+    return f"torch {row.get('versions', {}).get('torch')}, {row.get('preset')}"
+
+
+def pair_line(pair: tuple[dict, dict]) -> list:
+    ours, theirs = pair
+    found = compare(theirs, ours)
+    method = ", ".join(str(ours[k]) for k in ("method", "precision") if ours.get(k) is not None) or "not recorded"
+    return [ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"], method,
+            run_name(ours), ours["throughput"], ours.get("speedup"), run_name(theirs), theirs["throughput"],
+            theirs.get("speedup"), found.ratio, found.verdict]
+
+
+PAIR_COLUMNS = ["backend", "chapter", "model", "variant", "batch", "method, precision", "reference run",
+                "items/s (ref.)", "speedup (ref.)", "current run", "items/s (current)", "speedup (current)",
+                "current/reference", "verdict"]
+
+
+def stack_tally(pairs: list[tuple[dict, dict]]) -> list[str]:
+    """Per backend and chapter: how many variants the current stack ran faster, slower or within noise."""
+    counts: dict[tuple, Counter] = {}
+    for ours, theirs in pairs:
+        counts.setdefault((ours["backend"], ours["notebook"]), Counter())[compare(theirs, ours).verdict] += 1
+    body = [[backend, notebook, sum(c.values()), c["faster"], c["slower"], c["within noise"]]
+            for (backend, notebook), c in sorted(counts.items())]
+    return [table(["backend", "chapter", "variants compared", "current faster", "current slower", "within noise"],
+                  body), ""]
+
+
+def stack_section(reference: list[dict], current: list[dict]) -> list[str]:
+    text = ["## Reference stack vs current stack", "",
+            "The reference stack is the one where IPEX runs; the current stack is today's PyTorch without IPEX "
+            "(their versions are in the provenance table above). A variant is compared across the stacks only when "
+            "both ran it the same way: same backend, chapter, model, variant, batch and comparison, and the same "
+            "method, precision, runtime and mode where the rows record them (a field one row records and the other "
+            "lacks is a difference). *current/reference* is the throughput ratio (> 1: the current stack is "
+            "faster), judged against the two rows' noise band; each stack's speedup is against its own baseline. "
+            "Rows of different presets compare where the model and batch are the same.", ""]
+    pairs = stack_pairs(reference, current)
+    if not pairs:
+        return text + ["No variant has been run the same way on both stacks yet: run "
+                       "`.venv-current/bin/vitlab run --backend cpu` after `bash tools/setup.sh current`.", ""]
+    return (text + stack_tally(pairs)
+            + dropdown(f"All {len(pairs)} variants both stacks ran",
+                       table(PAIR_COLUMNS, [pair_line(pair) for pair in pairs])))
+
+
+# ---- the page ------------------------------------------------------------------------------------------------
+
+def introduction(rows: list[dict]) -> list[str]:
+    return ["# Results across backends", "",
+            f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each backend and "
+            "stack) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Speedups compare "
+            "variants on the *same* backend and stack, as throughput ratios against the row each comparison names as "
+            "its baseline (`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are "
+            "medians after warm-up with the device synchronised; a difference counts only outside the noise band, "
+            f"the larger relative spread of the two rows' interleaved rounds (at least {DEFAULT_BAND:.0%}). "
+            "*Of ceiling* is the achieved FLOP/s over a large matrix multiply timed in the same run, device and "
+            "precision (the highest of the run's measurements of it). In the tables, ◆ marks each comparison's "
+            "baseline row.", ""]
+
+
+def remove_stale(figures: Path, kept: list[Path]) -> None:
+    """The figures folder holds this page's figures only: drop those this build did not draw."""
+    for old in figures.glob("*.png"):
+        if old not in kept:
+            old.unlink()
 
 
 def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | None = None) -> Path:
     """book/results.md (and its figures) from all result rows of all backends (and the current stack's)."""
-    comparison = stack_comparison(rows, current or [])
-    reference_backends = {r["backend"] for r in rows}
-    rows = rows + [{**r, "backend": f"{r['backend']} (current stack)"} for r in current or []]
-    rows = with_speedups(latest_runs(rows))
+    current = current or []
+    shown = page_rows(rows, current)
     figures = layout.figures_dir(book_dir)
-    text = ["# Results across backends", "",
-            f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each "
-            "backend) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Speedups "
-            "compare variants on the *same* backend, as throughput ratios against the row each comparison "
-            "names as its baseline (`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are medians after warm-up with the device synchronised. "
-            "In the tables, ◆ marks each comparison's baseline row.", ""]
-    ran = sorted({r["backend"] for r in rows})
-    text += ["## Where the numbers come from", ""]
-    prov = []
-    for backend in ran:
-        for notebook in sorted({r["notebook"] for r in rows if r["backend"] == backend}):
-            r = next(x for x in rows if x["backend"] == backend and x["notebook"] == notebook)
-            v = r.get("versions", {})
-            prov.append([backend, notebook, r.get("preset"), r.get("device_name"), r.get("cpu_isa"),
-                         r.get("threads"), v.get("torch"), v.get("ipex") or "–", v.get("transformers"),
-                         r.get("git_sha"), str(r.get("time", ""))[:10]])
-    if prov:
-        text += [_table(["backend", "chapter", "preset", "device", "CPU ISA", "threads", "torch", "ipex",
-                         "transformers", "git", "date"], prov), ""]
-    missing = [b for b in layout.BACKENDS if b not in reference_backends]
-    if missing:
-        text += ["Not run yet on the reference stack:", ""]
-        current_backends = {r["backend"] for r in current or []}
-        for b in missing:
-            preset = "full" if b == "cpu" else "gpu"  # a GPU's budget: every chapter in minutes (or --preset full)
-            text.append(f"- **{b}** — " + ("ran on the current stack only (above); the reference stack (torch 2.8 + "
-                                            "IPEX) has not run there yet: " if b in current_backends else "not run yet: ")
-                        + f"on {layout.BACKENDS[b].where}, run "
-                        f"`vitlab run --backend {layout.BACKENDS[b].device_type} --preset {preset} && vitlab book`")
-        text.append("")
-    if _ceiling_plot(rows, figures / "ceiling_fraction.png"):
-        text += ["## Achieved FLOP/s", "", "![achieved FLOP/s as a fraction of the measured ceiling](figures/ceiling_fraction.png)", "",
-                 "The ceiling is measured in the same run, on the same device and in the same precision: one large "
-                 "matrix multiply timed like every variant (its basis is in each row's `ceiling_basis`). A nominal "
-                 "peak from the clock and vector width is kept in the rows beside it; a CPU that boosts above its "
-                 "nominal clock can exceed that figure, which is why it is not the yardstick here.", ""]
-    for notebook in sorted({r["notebook"] for r in rows}):
-        chapter = [r for r in rows if r["notebook"] == notebook]
-        text += [f"## {notebook}", ""]
-        if _speedup_plot(chapter, notebook, figures / f"{notebook}_speedup.png"):
-            text += [f"![speedup per variant for {notebook}](figures/{notebook}_speedup.png)", ""]
-        body = [[r["backend"], r.get("model"), r.get("variant") + (" (sweep)" if r.get("sweep") else "")
-                 + (" ◆" if r.get("baseline") else ""), r.get("batch"), r.get("median_ms"),
-                 r.get("p90_ms"), r.get("throughput"), r.get("speedup"), r.get("max_abs_diff"),
-                 r.get("top1_agreement"), r.get("accuracy"),
-                 ("skipped" if r.get("skipped") else "yes" if r.get("engaged") else "no")
-                 + (f" — {r['reason']}" if r.get("reason") else "")]
-                for r in chapter]
-        text += [_table(["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s",
-                         "speedup", "max-abs diff", "top-1 agree", "accuracy", "engaged"], body), ""]
-    text += ["## Reference stack vs current stack", "",
-             "The reference stack (torch 2.8, IPEX 2.8, transformers 4) is the only one where IPEX runs; "
-             "the current stack is today's PyTorch without IPEX (`tools/setup.sh current`). Below: the "
-             "variants both ran, on the same machine class. *current/reference* is the throughput ratio "
-             "(>1: today's stack is faster); each stack's speedup is against its own baseline.", ""]
-    if comparison:
-        text += [_table(["backend", "chapter", "model", "variant", "batch", "reference run", "items/s (ref.)",
-                         "speedup (ref.)", "current run", "items/s (current)", "speedup (current)",
-                         "current/reference"], comparison), ""]
-        text += ["A chapter's quick and full presets time the same variants with more or fewer repetitions, "
-                 "so rows of different presets compare; chapters whose presets use different models "
-                 "(chapter 02: ViT-Ti in quick, ViT-B in full) only appear here once both stacks ran the same "
-                 "preset.", ""]
-    else:
-        text += ["No variant has been run on both stacks yet: run `.venv-current/bin/vitlab run --backend cpu` "
-                 "after `bash tools/setup.sh current`.", ""]
+    text = introduction(shown) + summary_section(shown, book_dir) + provenance_section(shown)
+    text += missing_section(rows, current)
+    colours = {run: f"C{i % 10}" for i, run in enumerate(runs_in(shown))}
+    drawn = []
+    for notebook in notebooks_in(shown):
+        section, paths = chapter_section(shown, notebook, figures, colours)
+        text += section
+        drawn += paths
+    text += stack_section(rows, current)
+    if figures.exists():
+        remove_stale(figures, drawn)
     path = book_dir / "results.md"
     path.write_text("\n".join(text) + "\n")
     return path

@@ -1,0 +1,127 @@
+"""The results page: what it says comes from the rows' fields, and only like is compared with like."""
+import subprocess
+import sys
+
+import pytest
+
+from vitlab import report
+
+
+def _row(variant, throughput, *, stack_torch="2.8.0", model="m", batch=8, spread=0.02, **fields):
+    return {"backend": "cpu", "notebook": "01_n", "model": model, "batch": batch, "variant": variant,
+            "preset": "full", "throughput": throughput, "median_ms": 1000 * batch / throughput if throughput else None,
+            "spread": spread, "run_id": "r", "time": "1", "versions": {"torch": stack_torch},
+            "baseline": variant == "eager", "sweep": False, "group": None, "engaged": True, "reason": "", **fields}
+
+
+def _current(variant, throughput, **fields):
+    return _row(variant, throughput, stack_torch="2.14.1", **fields)
+
+
+def test_a_variant_is_compared_across_stacks_only_when_it_was_made_the_same_way():
+    reference = [_row("eager", 10.0), _row("int8 static", 20.0, method="eager torch.ao", precision="int8"),
+                 _row("compiled", 15.0), _row("bf16", 12.0, precision="bf16"), _row("untimed", None)]
+    current = [_current("eager", 12.0), _current("int8 static", 40.0, method="PT2E + compile", precision="int8"),
+               _current("compiled", 30.0, method="torch.compile"),    # recorded on one side only: not the same
+               _current("bf16", 24.0, precision="bf16"), _current("untimed", None)]
+    pairs = report.stack_pairs(reference, current)
+    assert [(ours["variant"], theirs["variant"]) for ours, theirs in pairs] == [("eager", "eager"), ("bf16", "bf16")]
+    ours, theirs = pairs[1]
+    assert ours["speedup"] == pytest.approx(1.2) and theirs["speedup"] == pytest.approx(2.0)  # each vs its own eager
+    same = [_current("int8 static", 40.0, method="eager torch.ao", precision="int8"), _current("eager", 12.0)]
+    assert [o["variant"] for o, _ in report.stack_pairs(reference, same)] == ["eager", "int8 static"]
+
+
+def test_the_stack_section_says_how_each_pair_came_out_and_folds_the_pairs(tmp_path):
+    reference = [_row("eager", 10.0), _row("compiled", 20.0), _row("ipex", 30.0)]
+    current = [_current("eager", 10.1), _current("compiled", 30.0)]
+    page = report.write_results_page(reference, tmp_path, current).read_text()
+    section = page.split("## Reference stack vs current stack")[1]
+    assert "| cpu | 01_n | 2 | 1 | 0 | 1 |" in section  # 2 compared: compiled faster, eager within noise
+    assert "```{dropdown} All 2 variants both stacks ran" in section
+    assert "| cpu | 01_n | m | compiled | 8 | not recorded | torch 2.8.0, full | 20.00 |" in section
+    assert "| 1.50 | faster |" in section and "| ipex |" not in section
+    empty = report.write_results_page(reference, tmp_path, []).read_text()
+    assert "No variant has been run the same way on both stacks yet" in empty
+
+
+def test_what_each_run_showed_is_said_from_the_rows_and_flips_with_them(tmp_path):
+    rows = [_row("eager", 10.0), _row("compiled", 20.0), _row("bf16", 10.2),
+            _row("graphs", 30.0, engaged=False, reason="no CUDA graphs here"),  # fastest, but not what it names
+            _row("ipex", None, skipped="IPEX unavailable"), _row("trace", None, status="failed", reason="TypeError")]
+    page = report.write_results_page(rows, tmp_path).read_text()
+    summary = page.split("## What each run showed")[1].split("## ")[0]
+    assert ("best against its baseline: **compiled** (m, batch 8): 2.00× eager, faster (noise band ±5%); of 5 "
+            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed.") in summary
+    slower = [_row("eager", 10.0), _row("compiled", 5.0, spread=0.3)]
+    summary = report.write_results_page(slower, tmp_path).read_text().split("## What each run showed")[1]
+    assert "**compiled** (m, batch 8): 0.50× eager, slower (noise band ±30%); of 1 variants" in summary
+
+
+def test_the_summary_links_a_chapter_only_where_its_page_exists(tmp_path):
+    rows = [_row("eager", 10.0), _row("compiled", 20.0)]
+    assert "- 01_n — best" in report.write_results_page(rows, tmp_path).read_text()
+    (tmp_path / "current" / "cpu").mkdir(parents=True)
+    (tmp_path / "current" / "cpu" / "01_n.ipynb").write_text("{}")
+    page = report.write_results_page([], tmp_path, rows).read_text()
+    assert "- [](current/cpu/01_n.ipynb) — best" in page  # Sphinx writes in the page's title
+
+
+def test_legacy_rows_get_their_status_and_new_fields_get_columns(tmp_path):
+    legacy = [_row("eager", 10.0), _row("graphs", 10.0, engaged=False), _row("ipex", None, skipped="no IPEX")]
+    page = report.write_results_page(legacy, tmp_path).read_text()
+    assert "| cpu | m | graphs | 8 |" in page and "| not engaged |" in page and "| skipped | no IPEX |" in page
+    assert "| precision |" not in page
+    typed = [_row("eager", 10.0, precision="fp32", status="ok"), _row("int8", 30.0, precision="int8", method="PT2E",
+                                                                        status="ok", ceiling_fraction=0.5)]
+    page = report.write_results_page(typed, tmp_path).read_text()
+    assert "| status | precision | method | note |" in page
+    assert "| cpu | m | int8 | 8 | 266.67 | – | 30.00 | 3.00 | 50% |" in page
+
+
+def test_provenance_is_folded_and_no_label_is_joined_to_be_split_again(tmp_path):
+    rows = [_row("eager", 10.0, device_name="AMD EPYC"), _row("compiled", 20.0)]
+    page = report.write_results_page(rows, tmp_path, [_current("eager", 9.0)]).read_text()
+    provenance = page.split("## Where the numbers come from")[1].split("## ")[0]
+    assert "```{dropdown} Machine, versions, preset and commit of every run" in provenance
+    assert "| cpu (current stack) | 01_n | full |" in provenance
+    assert " · " not in page
+
+
+def test_a_figure_per_chapter_keeps_methods_apart_and_stale_figures_go(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "ceiling_fraction.png").write_bytes(b"old")
+    rows = [_row("eager", 10.0), _row("int8", 20.0, method="eager torch.ao")]
+    current = [_current("eager", 10.0), _current("int8", 30.0, method="PT2E")]
+    page = report.write_results_page(rows, tmp_path, current).read_text()
+    assert "![01_n: throughput of each variant over its baseline, per run](figures/01_n_speedup.png)" in page
+    assert sorted(p.name for p in figures.iterdir()) == ["01_n_speedup.png"]
+    shown = report.page_rows(rows, current)
+    panel = report.panels(shown)[("m", 8, None)]
+    assert list(panel) == [("int8", "eager torch.ao", None, None, None), ("int8", "PT2E", None, None, None)]
+    assert report.entry_labels(list(panel)) == ["int8 (eager torch.ao)", "int8 (PT2E)"]
+
+
+def test_no_figure_panel_holds_more_than_eight_runs(tmp_path, monkeypatch):
+    runs = [{**row, "backend": f"b{i}"} for i in range(10) for row in (_row("eager", 10.0), _row("fast", 20.0))]
+    seen = []
+    monkeypatch.setattr(report, "speedup_figure", lambda rows, path, colours: seen.append(
+        {report.run_of(r) for r in rows}) or True)
+    page = report.write_results_page(runs, tmp_path).read_text()
+    assert [len(s) for s in seen] == [8, 2]
+    assert "figures/01_n_speedup.png" in page and "figures/01_n_speedup_2.png" in page
+
+
+def test_the_page_is_written_without_torch(tmp_path):
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from pathlib import Path\n"
+            "from vitlab import report\n"
+            "rows = [{'backend': 'cpu', 'notebook': 'n', 'model': 'm', 'batch': 1, 'variant': v, 'throughput': t,\n"
+            "         'baseline': v == 'eager', 'run_id': 'r', 'time': '1', 'versions': {}} for v, t in\n"
+            "        (('eager', 2.0), ('fast', 4.0))]\n"
+            f"print(report.write_results_page(rows, Path({str(tmp_path)!r})).name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["results.md"]
+    assert (tmp_path / "figures" / "n_speedup.png").exists()
