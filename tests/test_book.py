@@ -1,8 +1,10 @@
 """The pipeline on a small book of its own: papermill runs, failures, rows, the HTML build, a browser."""
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _notebook(path: Path, body: str, title: str) -> None:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('backend = "auto"\npreset = "quick"')
+    params = nbformat.v4.new_code_cell('backend = "auto"\npreset = "quick"\ncontext = None')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nA test chapter."), params,
                 nbformat.v4.new_code_cell(body)]
@@ -28,9 +30,10 @@ RECORD = """
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from vitlab import results, timing
+from vitlab import chapter, timing
+run = chapter.start(NAME, backend, preset, None, context)
+rec = run.rec
 t = timing.timed(lambda: sum(range(1000)), warmup=1, iters=5)
-rec = results.recorder(NAME, backend, preset)
 rec.record("toy", "eager", 1, timing=t, baseline=True)
 rec.record("toy", "faster", 1, timing=timing.Timing([v / 2 for v in t.samples_ms], None, 0))
 fig, ax = plt.subplots(); ax.plot([1, 2, 3]); ax.set_title("a plot"); plt.show()
@@ -48,7 +51,8 @@ def small_book(tmp_path):
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "book" / "_ext")  # _config.yml's local extension
     _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
     _notebook(tmp_path / "notebooks" / "02_broken.ipynb",
-              "from vitlab import results\nresults.recorder('02_broken', backend, preset).record('toy', 'eager', 1)\n"
+              "from vitlab import results\nresults.Recorder('02_broken', backend, preset, context['rows'])"
+              ".record('toy', 'eager', 1)\n"
               "raise RuntimeError('made to fail mid-way')", "Broken chapter")
     _notebook(tmp_path / "notebooks" / "03_third.ipynb", "NAME = '03_third'\n" + RECORD, "Third chapter")
     other = tmp_path / "book" / "results" / "cuda.jsonl"
@@ -65,8 +69,10 @@ def test_select_by_number_stem_or_name(small_book):
 
 
 @pytest.fixture
-def ran_book(small_book):
+def ran_book(small_book, monkeypatch):
     cuda_before = (small_book / "book" / "results" / "cuda.jsonl").read_bytes()
+    (small_book / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(small_book / "tmp"))  # where run_notebook stages each chapter
     outcomes = book.run("cpu", "cpu", "quick", book.chapters(small_book), book.stack(small_book), small_book / "book",
                         root=small_book)
     return small_book, outcomes, cuda_before
@@ -85,8 +91,80 @@ def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
     assert "remove-cell" in injected[0].metadata["tags"]                    # which the page does not show
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert sorted({r["notebook"] for r in rows}) == ["01_first", "03_third"]  # the failed run's row stays out
-    assert len({r["run_id"] for r in rows}) == 1
+    assert len({r["run_id"] for r in rows}) == 1  # one run id for the whole `vitlab run`, handed to each chapter
+    assert [r["status"] for r in rows] == ["ok"] * 4 and {o.rows for o in outcomes if o.ok} == {2}
     assert (root / "book" / "results" / "cuda.jsonl").read_bytes() == cuda_before
+    assert list((root / "tmp").iterdir()) == []  # every chapter's staging folder is gone, the failed one's too
+
+
+HOST_ROWS = """
+import json, os
+from vitlab import results
+rec = results.Recorder("04_host", backend, preset, context["rows"], context["run_id"], context["git_sha"])
+rec.record("toy", "on the device", 1, baseline=True)
+results.Recorder("04_host", "cpu", preset, context["host_rows"], context["run_id"]).record("toy", "on the host", 1)
+os.environ["VITLAB_TOY"] = "set in the kernel"  # the kernel's own environment: the runner's stays as it was
+print(json.dumps({"context": context, "VITLAB_RESULTS": os.environ.get("VITLAB_RESULTS")}))
+"""
+
+
+def test_run_notebook_keeps_the_runs_rows_drops_the_host_rows_and_leaves_the_environment_alone(tmp_path, monkeypatch):
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where run_notebook stages the chapter
+    notebook = tmp_path / "notebooks" / "04_host.ipynb"
+    notebook.parent.mkdir()
+    _notebook(notebook, HOST_ROWS, "Host rows")
+    (tmp_path / "results.jsonl").write_text(json.dumps({"notebook": "earlier", "run_id": "old"}) + "\n")
+    context = {"run_id": "run-42", "stack": "current", "backend": "cuda", "device_type": "cpu", "preset": "quick",
+               "git_sha": "abc123", "hub_offline": True}
+    environment = dict(os.environ)
+    outcome = book.run_notebook(notebook, tmp_path / "pages", tmp_path / "results.jsonl", context, root=tmp_path)
+    assert dict(os.environ) == environment
+    assert outcome.ok and outcome.rows == 1, outcome.detail
+    assert "1 host-CPU rows of a cuda run not kept" in outcome.detail
+    rows = results.load_file(tmp_path / "results.jsonl")
+    assert [(r["notebook"], r.get("variant"), r["run_id"]) for r in rows] == [
+        ("earlier", None, "old"), ("04_host", "on the device", "run-42")]  # appended; the host row is not kept
+    assert rows[1]["git_sha"] == "abc123" and rows[1]["status"] == "ok"
+    cells = nbformat.read(tmp_path / "pages" / "04_host.ipynb", as_version=4).cells
+    printed = json.loads(cells[-1].outputs[0]["text"])
+    assert printed["VITLAB_RESULTS"] is None  # no side channel: everything came as the `context` parameter
+    assert {k: printed["context"][k] for k in context} == context
+    assert {"rows", "host_rows"} <= set(printed["context"])
+    assert list((tmp_path / "tmp").iterdir()) == []  # the staging folder, host rows and all, is gone
+
+
+@pytest.mark.parametrize("torch_version, stack", [
+    ("2.8.0", "reference"), ("2.8.0+cpu", "reference"), ("2.8.0+cu128", "reference"),
+    ("2.14.1", "current"), ("2.11.0+cu130", "current"), ("2.8.1", "current"), ("2.8.0a0", "current"),
+])
+def test_one_stack_rule_drops_the_local_version_tag(tmp_path, torch_version, stack):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "reference.txt").write_text("# the pin\ntorchvision==0.23.0\ntorch==2.8.0\n")
+    assert book.stack_of(torch_version, tmp_path) == stack
+
+
+def test_the_installed_stack_is_the_rule_applied_to_the_installed_torch():
+    import importlib.metadata
+    assert book.stack() == book.stack_of(importlib.metadata.version("torch"))
+
+
+def test_vitlab_run_through_the_cli_runs_a_chapter_into_a_folder(tmp_path, monkeypatch, capsys):
+    """`vitlab run --backend cpu --into DIR` end to end in this process. The CLI has no option for another
+    notebooks folder, so the chapter list is pointed at a toy one."""
+    from vitlab import cli
+    (tmp_path / "notebooks").mkdir()
+    _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
+    monkeypatch.setattr(book, "chapters", lambda root=None: sorted((tmp_path / "notebooks").glob("*.ipynb")))
+    into = tmp_path / "into"
+    assert cli.main(["run", "--backend", "cpu", "--preset", "quick", "--only", "01", "--into", str(into)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 of 1 notebooks ran"
+    stack = book.stack()
+    assert (layout.pages_dir("cpu", stack, into) / "01_first.ipynb").exists()
+    rows = results.load_file(layout.rows_file("cpu", stack, into))
+    assert [(r["notebook"], r["variant"], r["backend"], r["preset"]) for r in rows] == [
+        ("01_first", "eager", "cpu", "quick"), ("01_first", "faster", "cpu", "quick")]
+    assert results.row_problems(rows) == []
 
 
 def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):

@@ -45,3 +45,44 @@ def test_run_into_a_folder_that_cannot_be_made_gives_one_line_and_exit_2(into):
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert result.stderr.startswith(f"vitlab run: cannot write into '{into}'") and "Traceback" not in result.stderr
+
+
+def _rows_folder(tmp_path, rows, stack="current"):
+    import json
+    from vitlab import layout
+    path = layout.rows_file("cpu", stack, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+ROW = {"backend": "cpu", "notebook": "01_toy", "model": "m", "batch": 1, "run_id": "r", "time": "1",
+       "versions": {"torch": "2.14.1", "ipex": None}, "sweep": False}
+
+
+def test_check_rows_passes_rows_that_keep_the_contract(tmp_path, capsys):
+    from vitlab import cli
+    folder = _rows_folder(tmp_path, [{**ROW, "variant": "eager", "baseline": True, "median_ms": 1.0},
+                                     {**ROW, "variant": "ipex", "status": "skipped", "median_ms": None}])
+    assert cli.main(["check-rows", "--stack", "current", str(folder)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == \
+        "current stack: 2 result rows (latest runs) from 1 notebooks, torch 2.14.1"
+
+
+@pytest.mark.parametrize("rows, problem", [
+    ([{**ROW, "variant": "eager", "median_ms": 1.0}], "('cpu', '01_toy', 'm', 1, None, False): 0 baseline rows"),
+    ([{**ROW, "variant": "eager", "baseline": True}, {**ROW, "variant": "int8", "failed": "boom", "median_ms": 1.0}],
+     "01_toy: failed row 'int8' carries a timing"),
+    ([{**ROW, "variant": "eager", "baseline": True, "versions": {"torch": "2.14.1", "ipex": "2.8.0"}}],
+     "01_toy: row 'eager' ran with IPEX 2.8.0 on the current stack"),
+])
+def test_check_rows_fails_on_each_broken_rule(tmp_path, capsys, rows, problem):
+    from vitlab import cli
+    assert cli.main(["check-rows", "--stack", "current", str(_rows_folder(tmp_path, rows))]) == 1
+    assert problem in capsys.readouterr().out.splitlines()
+
+
+def test_check_rows_fails_where_there_are_no_rows(tmp_path, capsys):
+    from vitlab import cli
+    assert cli.main(["check-rows", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "no rows"

@@ -76,8 +76,16 @@ def test_cpu_bf16_peak_is_twice_fp32_only_with_avx512_bf16(monkeypatch, flags, f
         assert peak == pytest.approx(2 * machine.peak_flops("cpu", torch.float32)[0])
 
 
-def test_synchronize_on_cpu_is_a_no_op():
-    device.synchronize("cpu")
+@pytest.mark.parametrize("where, waits_on", [
+    ("cpu", []), ("cuda:1", [("cuda", "cuda:1")]), ("xpu", [("xpu", "xpu")]), ("mps", [("mps", None)]),
+])
+def test_synchronize_waits_on_the_device_it_is_given_and_never_on_the_cpu(monkeypatch, where, waits_on):
+    calls = []
+    for kind in ("cuda", "xpu"):
+        monkeypatch.setattr(getattr(torch, kind), "synchronize", lambda d=None, kind=kind: calls.append((kind, str(d))))
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: calls.append(("mps", None)))
+    device.synchronize(where)
+    assert calls == waits_on
 
 
 @pytest.mark.parametrize("name, entry", [

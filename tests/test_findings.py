@@ -35,7 +35,8 @@ def test_seed_002_mi210_table_says_reduce_overhead_is_faster_with_cuda_graphs():
 
 def test_the_band_is_the_largest_spread_and_skips_say_why():
     rows = [_row("eager", 10.0, baseline=True, spread=0.20), _row("compiled", 8.7),
-            {**COMMON, "variant": "ipex", "baseline": False, "skipped": "IPEX unavailable: torch 2.14"}]
+            {**COMMON, "variant": "ipex", "baseline": False, "skipped": "IPEX unavailable: torch 2.14",
+             "reason": "IPEX unavailable: torch 2.14"}]  # as make_row writes it
     compiled, ipex = findings.findings(rows)
     assert compiled.band == 0.20 and compiled.verdict == "within noise"  # 1.15x inside a ±20% band
     assert str(ipex) == "ipex: skipped — IPEX unavailable: torch 2.14"
@@ -66,55 +67,27 @@ def test_rows_compare_only_inside_their_group():
     assert only.row["variant"] == "default" and only.ratio == 1.25
 
 
-# --- the committed book: what each executed page printed is what its own rows say ---------------------------------
-
-import json  # noqa: E402
-
-import pytest  # noqa: E402
-
-from vitlab import layout, results  # noqa: E402
-
-BOOK = layout.ROOT / "book"
-PAGES = sorted((stack, backend, page) for stack in layout.STACKS for backend in layout.BACKENDS
-               for page in layout.pages_dir(backend, stack, BOOK).glob("*.ipynb"))
+def test_failed_and_skipped_rows_are_said_by_their_status_not_their_reason():
+    base = _row("eager", 10.0, baseline=True)
+    failed = {**COMMON, "variant": "max-autotune", "status": "failed", "reason": "InductorError: no compiler"}
+    legacy = {**COMMON, "variant": "ipex", "skipped": "IPEX unavailable", "reason": "IPEX unavailable"}  # no status yet
+    worded = _row("default", 5.0, reason="failed to look slow")  # a reason's words decide nothing
+    assert [findings.compare(r, base).verdict for r in (failed, legacy, worded)] == ["failed", "skipped", "faster"]
+    assert str(findings.compare(failed, base)) == "max-autotune: failed — InductorError: no compiler"
 
 
-def _stdout_lines(page) -> list[str]:
-    cells = json.loads(page.read_text())["cells"]
-    text = "".join("".join(out.get("text", "")) for cell in cells if cell["cell_type"] == "code"
-                   for out in cell.get("outputs", []) if out.get("name") == "stdout")
-    return [line.strip() for line in text.splitlines()]
-
-
-def _printed_findings(page) -> list[str]:
-    """The lines of a page's printed output that have a finding's shape ('…× … (… ms at batch …) — …')."""
-    return [line for line in _stdout_lines(page)
-            if "× " in line and (" ms at batch " in line or " items/s at batch " in line) and " — " in line]
-
-
-def _printed_leads(page) -> list[str]:
-    """best()'s sentences on a page ('fastest: …× the runner-up …' or '… within noise of each other'), from 'fastest'."""
-    return [line[line.index("fastest"):] for line in _stdout_lines(page)
-            if ("fastest: " in line or "fastest by latency: " in line) and "×" in line]
-
-
-@pytest.mark.parametrize("stack,backend,page", PAGES, ids=[f"{s}-{b}-{p.stem}" for s, b, p in PAGES])
-def test_every_printed_finding_is_what_the_rows_of_that_run_give(stack, backend, page):
-    source = "".join("".join(c["source"]) for c in json.loads(page.read_text())["cells"])
-    printed = _printed_findings(page)
-    if "findings.say(" not in source and "findings.findings(" not in source:
-        pytest.skip(f"{page.name} prints no findings")
-    rows = [r for r in results.latest_runs(results.load_file(layout.rows_file(backend, stack, BOOK)))
-            if r["notebook"] == page.stem]
-    pairs = [(a, b, latency) for a in rows for b in rows if a is not b for latency in (False, True)]
-    computed = {str(f) for f in findings.findings(rows)}  # each row against its group's baseline
-    computed |= {str(findings.compare(a, b, latency=latency)) for a, b, latency in pairs}  # any pair a page compares
-    assert printed, f"{page.name} uses vitlab.findings but printed no finding"
-    assert not set(printed) - computed, f"printed but not what the rows give: {sorted(set(printed) - computed)[:3]}"
-    leads = {findings.lead(a, b, latency=latency) for a, b, latency in pairs
-             if findings.compare(a, b, latency=latency).ratio is not None}
-    assert not set(_printed_leads(page)) - leads, \
-        f"best() printed but not what the rows give: {sorted(set(_printed_leads(page)) - leads)[:3]}"
+def test_glue_values_carry_the_words_and_the_rows_they_came_from():
+    import json
+    base, fast = _row("eager", 10.0, baseline=True, spread=0.02), _row("default", 8.0, spread=0.03)
+    glued = findings.glue_values("compile", findings.compare(fast, base))
+    assert {k: v for k, v in glued.items() if k != "compile_rows"} == {
+        "compile_ratio": "1.25", "compile_verdict": "faster", "compile_band": "5%", "compile_status": "ok"}
+    assert json.loads(glued["compile_rows"]) == {
+        "row": {"model": "vit-b16-hf", "variant": "default", "batch": 1, "group": "bf16", "sweep": False},
+        "baseline": {"model": "vit-b16-hf", "variant": "eager", "batch": 1, "group": "bf16", "sweep": False},
+        "latency": False}
+    skipped = findings.glue_values("ipex", findings.compare({**COMMON, "variant": "ipex", "skipped": "no", "reason": "no"}, base))
+    assert (skipped["ipex_ratio"], skipped["ipex_verdict"], skipped["ipex_status"]) == ("–", "skipped", "skipped")
 
 
 def test_above_ceiling_names_only_rows_faster_than_their_measured_ceiling():

@@ -31,16 +31,38 @@ def test_unknown_model_names_the_presets():
         models.build("vit-h14")
 
 
-def test_offline_pretrained_falls_back_fast_and_says_so(capsys, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+@pytest.fixture(scope="module")
+def offline_build():
+    """vit-b16-hf asked for pretrained with the hub offline: (model, seconds, printed lines), built once."""
+    import contextlib
+    import io
+    import os
+    saved = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
     paths.hub_offline_reason.cache_clear()
+    printed = io.StringIO()
     start = time.perf_counter()
-    model = models.build("vit-b16-hf", pretrained=True)
-    assert time.perf_counter() - start < 15  # no 30-second retry stall
+    try:
+        with contextlib.redirect_stdout(printed):
+            model = models.build("vit-b16-hf", pretrained=True)
+    finally:
+        if saved is None:
+            del os.environ["HF_HUB_OFFLINE"]
+        else:
+            os.environ["HF_HUB_OFFLINE"] = saved
+        paths.hub_offline_reason.cache_clear()
+    return model, time.perf_counter() - start, printed.getvalue().strip().splitlines()
+
+
+def test_offline_pretrained_falls_back_and_says_so(offline_build):
+    model, _, out = offline_build
     assert model.vitlab_weights == "random init (offline: HF_HUB_OFFLINE=1)"
-    out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "random weights" in out[0]
-    paths.hub_offline_reason.cache_clear()
+
+
+@pytest.mark.timing
+def test_offline_pretrained_falls_back_fast(offline_build):
+    assert offline_build[1] < 15  # no 30-second retry stall
 
 
 def test_class_names_of_the_hf_model_are_imagenet_names():

@@ -103,3 +103,42 @@ print(json.dumps(dict(engaged=applied.engaged, reason=applied.reason, qdq=applie
     assert out["engaged"], out["reason"]
     assert out["script"] and out["qdq"] > 0 and out["diff"] < 0.05
     assert json.loads((tmp_path / "qconf.json").read_text())  # IPEX's tuned observer settings
+
+
+class _FakeIpex:
+    """ipex.optimize as IPEX behaves on a CPU without AVX512BW/VL/DQ: bf16 weight prepacking refused."""
+
+    def __init__(self, refusal: BaseException):
+        self.refusal, self.calls = refusal, []
+
+    def optimize(self, model, **args):
+        self.calls.append(args)
+        if args.get("weights_prepack", True):
+            raise self.refusal
+        return (model, args["optimizer"]) if "optimizer" in args else model
+
+
+@pytest.mark.parametrize("refusal", [
+    AssertionError("BF16 weight prepack needs the cpu support avx512bw, avx512vl and avx512dq, "
+                   "please set dtype to torch.float or set weights_prepack to False."),
+    RuntimeError("weights_prepack is not supported for bf16 on this CPU"),
+])
+def test_ipex_optimize_retries_without_weight_prepacking_when_ipex_refuses_it(monkeypatch, refusal):
+    fake = _FakeIpex(refusal)
+    monkeypatch.setattr(optimize.ipex_guard, "load", lambda: fake)
+    model = tiny_model()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    applied = optimize.ipex_optimize(model, sgd, dtype=torch.bfloat16)
+    assert applied.engaged and applied.model is model and applied.optimizer is sgd
+    assert fake.calls == [{"dtype": torch.bfloat16, "optimizer": sgd},
+                          {"dtype": torch.bfloat16, "optimizer": sgd, "weights_prepack": False}]
+    assert "weight prepacking refused" in applied.reason
+
+
+def test_ipex_optimize_does_not_retry_other_failures(monkeypatch):
+    fake = _FakeIpex(RuntimeError("oneDNN: unsupported layout\nmore detail"))
+    monkeypatch.setattr(optimize.ipex_guard, "load", lambda: fake)
+    model = tiny_model()
+    applied = optimize.ipex_optimize(model)
+    assert not applied.engaged and applied.model is model and len(fake.calls) == 1
+    assert applied.reason == "ipex.optimize failed: RuntimeError: oneDNN: unsupported layout"

@@ -2,7 +2,10 @@
 import ast
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "vitlab"
 
@@ -66,13 +69,27 @@ def test_the_environments_scripts_point_into_the_environment_itself():
     assert not outside, f"scripts whose interpreter lies outside {env}: {outside}"
 
 
-def test_quiet_known_messages_mutes_what_it_says_and_keeps_compile_workers_off_few_cores():
+@pytest.fixture
+def restored_process_state(monkeypatch):
+    """Warning filters, the loggers and Inductor settings quiet_known_messages changes: put back after the test."""
     import logging
-    import warnings
 
     import torch._inductor.config as inductor_config
+    for name in ("compile_threads", "autotune_num_choices_displayed", "max_autotune_report_choices_stats"):
+        if hasattr(inductor_config, name):
+            monkeypatch.setattr(inductor_config, name, getattr(inductor_config, name))
+    levels = {name: logging.getLogger(name).level for name in ("torch.utils.cpp_extension", "torch.utils._pytree")}
+    with warnings.catch_warnings():  # the filter list as it was, restored on exit
+        yield inductor_config
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_quiet_known_messages_mutes_what_it_says_and_keeps_compile_workers_off_few_cores(restored_process_state):
+    import logging
 
     from vitlab import chapter
+    inductor_config = restored_process_state
     line = chapter.quiet_known_messages(max_cores=10**6)  # every machine has "few" cores here
     assert inductor_config.compile_threads == 1 and line.endswith("compile_threads = 1")
     assert inductor_config.autotune_num_choices_displayed == 0
@@ -106,10 +123,10 @@ print(plain, sum(faults() for _ in range(5)), line)
 """
 
 
+@pytest.mark.timing
 def test_steady_allocator_keeps_freed_buffers_mapped():
     import platform
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        import pytest
         pytest.skip("glibc only")
     done = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

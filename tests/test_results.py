@@ -63,24 +63,52 @@ def test_a_crashing_writer_leaves_complete_rows(tmp_path):
     assert [r["variant"] for r in results.load(tmp_path)] == ["earlier", "complete"]
 
 
-def test_the_recorder_puts_its_context_on_every_row(tmp_path, monkeypatch):
-    monkeypatch.setenv("VITLAB_RESULTS", str(tmp_path))
-    rec = results.recorder("nb", "cpu", "quick")
+def test_the_recorder_puts_its_context_on_every_row(tmp_path):
+    rec = results.Recorder("nb", "cpu", "quick", tmp_path / "rows.jsonl", run_id="run-1", git_sha="abc")
     t = timing.Timing([2.0, 2.0], None, 0)
     rec.record("m", "eager", 1, timing=t, baseline=True)
     rec.record("m", "fast", 1, timing=timing.Timing([1.0, 1.0], None, 0), spread=0.03)
     rec.record("m", "eager", 8, timing=t, baseline=True, sweep=True)
     rec.record("m", "ipex", 1, skipped="IPEX unavailable: torch 2.14 is not 2.8")
-    stored = results.load()
-    assert stored == rec.rows and (tmp_path / "cpu.jsonl").exists()
-    assert {(r["notebook"], r["backend"], r["preset"]) for r in stored} == {("nb", "cpu", "quick")}
-    assert [r["baseline"] for r in stored] == [True, False, True, False]
-    assert [r["sweep"] for r in stored] == [False, False, True, False]
+    rec.record("m", "graphs", 1, engaged=False, reason="no CUDA device", timing=t)
+    rec.record("m", "int8", 1, failed="RuntimeError: no int8 kernel")
+    stored = results.load_file(tmp_path / "rows.jsonl")
+    assert stored == rec.rows
+    assert {(r["notebook"], r["backend"], r["preset"], r["run_id"], r["git_sha"]) for r in stored} == {
+        ("nb", "cpu", "quick", "run-1", "abc")}
+    assert [r["baseline"] for r in stored] == [True, False, True, False, False, False]
+    assert [r["sweep"] for r in stored] == [False, False, True, False, False, False]
+    assert [r["status"] for r in stored] == ["ok", "ok", "ok", "skipped", "not engaged", "failed"]
     assert stored[1]["spread"] == 0.03 and stored[0]["spread"] is None
-    skipped = stored[3]
-    assert skipped["median_ms"] is None and skipped["throughput"] is None and skipped["engaged"] is False
-    assert [r["speedup"] for r in rec.speedups(batch=1)] == [1.0, 2.0, None]
-    assert results.baseline_problems(stored) == []
+    for untimed in (stored[3], stored[5]):
+        assert untimed["median_ms"] is None and untimed["throughput"] is None and untimed["engaged"] is False
+    assert stored[5]["reason"] == "RuntimeError: no int8 kernel"
+    assert [r["speedup"] for r in rec.speedups(batch=1)] == [1.0, 2.0, None, 1.0, None]
+    assert results.row_problems(stored) == []
+
+
+def test_without_a_run_id_each_recorder_makes_its_own():
+    first, second = (results.Recorder("nb", "cpu", "quick", "unused.jsonl") for _ in range(2))
+    assert first.run_id != second.run_id and len(first.run_id) == 12
+
+
+def test_status_of_a_row_written_before_the_field_existed():
+    assert [results.status_of(r) for r in ({"skipped": "no IPEX"}, {"failed": "boom"}, {"engaged": False}, {},
+                                           {"status": "failed", "engaged": True})] == [
+        "skipped", "failed", "not engaged", "ok", "failed"]
+
+
+def test_row_problems_names_a_group_without_its_baseline_and_an_untimed_status_with_a_timing():
+    base = {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "run_id": "new", "time": "2"}
+    rows = [{**base, "variant": "eager", "baseline": True, "median_ms": 2.0},
+            {**base, "variant": "ipex", "status": "skipped", "median_ms": 1.0},
+            {**base, "variant": "int8", "failed": "boom", "throughput": 3.0},
+            {**base, "variant": "orphan", "group": "int8", "median_ms": 1.0},
+            {**base, "variant": "eager", "baseline": True, "run_id": "old", "time": "1"}]  # an older run: not read
+    assert results.row_problems(rows) == ["('cpu', 'n', 'm', 1, 'int8', False): 0 baseline rows",
+                                          "n: skipped row 'ipex' carries a timing",
+                                          "n: failed row 'int8' carries a timing"]
+    assert results.row_problems(rows[:1] + rows[4:]) == []
 
 
 def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
@@ -90,18 +118,20 @@ def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
     assert "round_medians_ms" not in _row()  # a plain Timing has no rounds
 
 
-def test_a_skipped_variant_cannot_carry_a_timing():
+def test_a_skipped_or_failed_variant_cannot_carry_a_timing():
     with pytest.raises(ValueError, match="carries no timing"):
         _row(skipped="no IPEX")
+    with pytest.raises(ValueError, match="carries no timing"):
+        _row(failed="RuntimeError: boom")
 
 
-def test_the_committed_rows_keep_the_contract():
-    """Every comparison group in the book's rows has exactly one baseline; skipped rows carry no timing."""
-    from pathlib import Path
-    from vitlab import layout
-    book = Path(__file__).resolve().parent.parent / "book"
-    for stack in layout.STACKS:
-        rows = results.latest_runs(results.load(layout.rows_dir(stack, book)))
-        assert results.baseline_problems(rows) == [], stack
-        assert [r["variant"] for r in rows if r.get("skipped") and r.get("median_ms") is not None] == [], stack
-        assert all("baseline" in r and "sweep" in r for r in rows), stack
+def test_a_gpu_runs_host_sections_record_into_the_contexts_host_file(tmp_path):
+    from vitlab import chapter
+    rec = results.Recorder("nb", "cpu", "quick", tmp_path / "rows.jsonl", run_id="run-1")
+    context = {"host_rows": str(tmp_path / "host.jsonl"), "git_sha": "abc"}
+    run = chapter.Run("nb", "quick", {}, torch.device("cuda"), {}, rec, context)
+    assert run.recorder_for("cuda:0") is rec  # the run's own device: the run's recorder
+    run.recorder_for("cpu").record("m", "eager", 1, baseline=True)
+    (row,) = results.load_file(tmp_path / "host.jsonl")
+    assert (row["backend"], row["run_id"], row["git_sha"]) == ("cpu", "run-1", "abc")
+    assert not (tmp_path / "rows.jsonl").exists()

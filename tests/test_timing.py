@@ -41,6 +41,7 @@ def test_every_sample_is_bracketed_by_device_syncs(monkeypatch):
     assert kinds[7:] == ["sync", "clock", "call", "sync", "clock"] * 3
 
 
+@pytest.mark.timing
 def test_overhead_is_far_below_one_percent_of_a_millisecond():
     # timed()'s own cost per sample (clock reads, a no-op CPU sync) must stay < 10 us = 1% of 1 ms
     t = timing.timed(lambda: None, warmup=100, iters=2000)
@@ -100,47 +101,84 @@ def test_interleaved_passes_arguments_and_keeps_last_output():
 
 @pytest.mark.parametrize("dtype", [timing.torch.float32, timing.torch.bfloat16])
 def test_gemm_ceiling_is_positive_and_names_its_dtype(dtype):
-    rate, basis = timing.gemm_ceiling("cpu", dtype, size=256, warmup=1, iters=2)
-    assert rate > 0
+    rate, basis, count = timing.gemm_ceiling("cpu", dtype, size=256, warmup=1, iters=2)
+    assert rate > 0 and count == 1
     assert str(dtype).replace("torch.", "") in basis and "256x256x256" in basis and "measured" in basis
 
 
+def _onednn_rate():
+    return timing._onednn_linear_rate(timing.torch.randn(256, 256), timing.torch.randn(256, 256), 256, 1, 2)
+
+
+def test_onednn_rate_is_measured_exactly_where_torch_has_onednn(monkeypatch):
+    if timing.torch.backends.mkldnn.is_available():
+        assert _onednn_rate() > 0
+    monkeypatch.setattr(timing.torch.backends.mkldnn, "is_available", lambda: False)
+    assert _onednn_rate() is None
+
+
 def test_gemm_ceiling_takes_the_faster_of_torch_matmul_and_onednn(monkeypatch):
-    real = timing._onednn_linear_rate(timing.torch.randn(256, 256), timing.torch.randn(256, 256), 256, 1, 2)
-    assert real is None or real > 0  # None only where this torch has no oneDNN
     monkeypatch.setattr(timing, "_onednn_linear_rate", lambda *args: 1e18)  # oneDNN faster: its rate, said so
-    rate, basis = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
+    rate, basis, _ = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
     assert rate == 1e18 and "oneDNN linear, faster here than torch.matmul's" in basis
     monkeypatch.setattr(timing, "_onednn_linear_rate", lambda *args: None)  # no oneDNN: torch.matmul's own rate
-    rate, basis = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
+    rate, basis, _ = timing.gemm_ceiling("cpu", timing.torch.float32, size=256, warmup=1, iters=2)
     assert 0 < rate < 1e18 and "(torch.matmul)" in basis
 
 
 def test_raise_ceiling_keeps_the_highest_measurement_and_counts_them(monkeypatch):
     rates = iter([100.0, 300.0, 200.0])
-    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: (rate := next(rates), f"measured: {rate:.0f}"))
+    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: timing.Ceiling(rate := next(rates), f"measured: {rate:.0f}"))
     ceiling = timing.gemm_ceiling("cpu")
     ceiling = timing.raise_ceiling(ceiling, "cpu")  # a faster measurement replaces the first
-    assert ceiling == (300.0, "measured: 300 (highest of 2 measurements in this run)")
+    assert ceiling == timing.Ceiling(300.0, "measured: 300", 2)
     ceiling = timing.raise_ceiling(ceiling, "cpu")  # a slower one is counted but does not lower it
-    assert ceiling == (300.0, "measured: 300 (highest of 3 measurements in this run)")
-    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: (None, "int8 GEMM: no kernel"))
-    assert timing.raise_ceiling((None, "int8 GEMM: no kernel"), "cpu") == (None, "int8 GEMM: no kernel")
+    assert ceiling == timing.Ceiling(300.0, "measured: 300", 3)
+    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: timing.Ceiling(None, "int8 GEMM: no kernel"))
+    assert timing.raise_ceiling(timing.Ceiling(None, "int8 GEMM: no kernel"), "cpu") == (None, "int8 GEMM: no kernel", 2)
+    # a ceiling that could not be measured gives way to one that could, and the count goes on
+    monkeypatch.setattr(timing, "gemm_ceiling", lambda *args: timing.Ceiling(50.0, "measured: 50"))
+    assert timing.raise_ceiling(timing.Ceiling(None, "no kernel", 2), "cpu") == (50.0, "measured: 50", 3)
 
 
-def test_gemm_ceiling_int8_measures_or_says_why():
-    rate, basis = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
-    assert "int8" in basis
-    assert (rate is None and basis) or (rate > 0 and "OP/s" in basis)
+def _int8_matmul_works() -> bool:
+    """Whether this torch multiplies int8 matrices on the CPU (torch._int_mm), asked directly."""
+    if not hasattr(timing.torch, "_int_mm"):
+        return False
+    a = timing.torch.ones(32, 32, dtype=timing.torch.int8)
+    try:
+        return bool((timing.torch._int_mm(a, a) == 32).all())
+    except RuntimeError:
+        return False
+
+
+def test_gemm_ceiling_int8_measures_where_torch_int_mm_works():
+    rate, basis, _ = timing.gemm_ceiling("cpu", timing.torch.int8, size=256, warmup=1, iters=2)
+    if _int8_matmul_works():
+        assert rate > 0 and "int8 GEMM 256x256x256 (torch._int_mm, int32 accumulate)" in basis and "OP/s" in basis
+    else:
+        assert rate is None and basis.startswith("int8 GEMM: ")
+
+
+def test_gemm_ceiling_int8_says_why_it_has_no_rate(monkeypatch):
+    def refuse(a, b):
+        raise RuntimeError("no int8 kernel for this device\nsecond line")
+
+    monkeypatch.setattr(timing.torch, "_int_mm", refuse, raising=False)
+    assert timing.gemm_ceiling("cpu", timing.torch.int8, size=64, warmup=0, iters=1) == \
+        (None, "int8 GEMM: RuntimeError: no int8 kernel for this device", 1)
+    monkeypatch.delattr(timing.torch, "_int_mm")
+    rate, basis, _ = timing.gemm_ceiling("cpu", timing.torch.int8, size=64)
+    assert rate is None and basis == f"int8 GEMM: torch {timing.torch.__version__} has no torch._int_mm"
 
 
 def test_flop_fields_put_the_achieved_rate_against_ceiling_and_peak():
     # 2 GFLOP per image, batch 4, 10 ms per call -> 800 GFLOP/s; ceiling 1000 GFLOP/s, nominal peak 2000
-    fields = timing.flop_fields(2e9, 4, 10.0, (1e12, "measured: fp32 GEMM"), peak=2e12)
+    fields = timing.flop_fields(2e9, 4, 10.0, timing.Ceiling(1e12, "measured: fp32 GEMM", 3), peak=2e12)
     assert fields["flops_per_s"] == 800_000_000_000
     assert abs(fields["ceiling_fraction"] - 0.8) < 1e-12 and abs(fields["peak_fraction"] - 0.4) < 1e-12
-    assert fields["ceiling_basis"] == "measured: fp32 GEMM"
-    missing = timing.flop_fields(2e9, 4, 10.0, (None, "int8 GEMM: no torch._int_mm"))
+    assert fields["ceiling_basis"] == "measured: fp32 GEMM" and fields["ceiling_count"] == 3
+    missing = timing.flop_fields(2e9, 4, 10.0, timing.Ceiling(None, "int8 GEMM: no torch._int_mm"))
     assert missing["ceiling_fraction"] is None and missing["peak_fraction"] is None
     assert missing["ceiling_basis"].startswith("int8 GEMM")
 

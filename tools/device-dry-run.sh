@@ -14,7 +14,20 @@ root=$PWD
 backend=${BACKEND:-cpu}
 preset=${PRESET:-quick}
 env=${DRYRUN_ENV:-$HOME/.cache/vitlab/envs/dryrun-py312}
-py312=${VITLAB_PYTHON312:-$(command -v python3.12 || echo "$HOME/.pyenv/versions/3.12.1/bin/python")}
+# A Python 3.12 that runs: $VITLAB_PYTHON312, else python3.12 on PATH, else pyenv's own 3.12 builds. Each is tried,
+# since pyenv's python3.12 shim exists on PATH yet fails (exit 127) unless 3.12 is the selected version.
+python312() {
+    local candidate
+    for candidate in "${VITLAB_PYTHON312:-}" python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python; do
+        if [ -n "$candidate" ] && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null
+        then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    echo "dry run: no working Python 3.12 (tried \$VITLAB_PYTHON312, python3.12, ~/.pyenv/versions/3.12*)" >&2
+    return 1
+}
 quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; }  # local-mirror noise
 
 # The image's stand-in: what the nvidia-h200 image holds (the device tool's KINDS.md) and vitlab uses,
@@ -26,7 +39,10 @@ IMAGE=(torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm numpy==2.5.2 
 want=$(printf '%s\n' "${IMAGE[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$env/.vitlab-dryrun" ] || [ "$(cat "$env/.vitlab-dryrun")" != "$want" ]; then
     echo "dry run: building the image's stand-in in $env (Python 3.12, torch 2.11; several GB, once)"
-    [ -x "$env/bin/python" ] || "$py312" -m venv "$env"
+    if [ ! -x "$env/bin/python" ]; then
+        py312=$(python312)  # none: the message above, and set -e stops here
+        "$py312" -m venv "$env"
+    fi
     PIP_FIND_LINKS= PIP_CONSTRAINT= "$env/bin/python" -m pip install --quiet "${IMAGE[@]}" 2>&1 | quiet
     echo "$want" >"$env/.vitlab-dryrun"
 fi

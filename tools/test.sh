@@ -12,22 +12,13 @@ bash tools/setup-browser.sh  # headless Chromium for the book's browser test
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1} HF_HUB_DISABLE_PROGRESS_BARS=1
 
 "$venv/bin/pytest" tests/
+# The wall-clock checks (pytest marker `timing`): run and reported, but a loaded machine does not fail the lane.
+"$venv/bin/pytest" tests/ -m timing -q || echo "test.sh: timing checks failed (reported, not gating); see above"
 
 if [ "$lane" = current ]; then
     scratch=$(mktemp -d)
     "$venv/bin/vitlab" run --backend cpu --preset quick --into "$scratch"
-    "$venv/bin/python" - "$scratch" <<'PY'
-import sys
-from pathlib import Path
-from vitlab import layout, results
-rows = results.load(layout.rows_dir("current", Path(sys.argv[1])))
-stacks = {r["versions"]["torch"] for r in rows}
-print(f"current lane: {len(rows)} result rows from {len({r['notebook'] for r in rows})} notebooks, torch {', '.join(sorted(stacks))}")
-problems = results.baseline_problems(rows) + [f"skipped row with a timing: {r['variant']}" for r in rows
-                                              if r.get("skipped") and r.get("median_ms") is not None]
-print("\n".join(problems) or "every comparison group has exactly one baseline row")
-sys.exit(0 if rows and not problems and all(r["versions"]["ipex"] is None for r in rows) else 1)
-PY
+    "$venv/bin/vitlab" check-rows --stack current "$scratch"
     exit 0
 fi
 

@@ -100,9 +100,10 @@ def time_variants(variants: list[Variant], x, *, rounds: int = 3, warmup: int = 
 def record(rec: Recorder, model: str, variants: list[Variant], timings: dict[str, InterleavedTiming], batch: int, *,
            baseline: str, reference: torch.Tensor | None = None, scores: dict[str, dict] | None = None,
            flops_per_item: float | None = None, ceilings: dict[str, Ceiling] | None = None,
-           **fields) -> list[dict]:
+           peaks: dict[str, float | None] | None = None, **fields) -> list[dict]:
     """One row per variant: timed ones with their correctness (from `scores`, else their last output against
-    `reference`) and FLOP/s against the ceiling of their `precision` field; skipped and failed ones untimed."""
+    `reference`) and FLOP/s against the ceiling of their `precision` field (and the nominal peak of that precision,
+    where `peaks` gives one); skipped and failed ones untimed."""
     rows = []
     for v in variants:
         common = dict(fields, **v.fields)
@@ -117,7 +118,7 @@ def record(rec: Recorder, model: str, variants: list[Variant], timings: dict[str
         if flops_per_item and ceilings:
             precision = common.get("precision", "fp32")
             ceiling = ceilings.get(precision) or Ceiling(None, f"no measured ceiling for {precision}")
-            extra = flop_fields(flops_per_item, batch, t.median_ms, ceiling)
+            extra = flop_fields(flops_per_item, batch, t.median_ms, ceiling, (peaks or {}).get(precision))
         rows.append(rec.record(model, v.name, batch, t, baseline=v.name == baseline, correct=correct,
                                engaged=v.engaged, reason=v.reason, compile_s=v.compile_s, **extra, **common))
     return rows

@@ -126,6 +126,7 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, context: dic
         failed.mkdir(parents=True, exist_ok=True)
         if partial.exists():
             shutil.copy(partial, failed / notebook.name)
+        shutil.rmtree(staging, ignore_errors=True)  # the failed run's rows are not kept
         detail = _failure_detail(error) + f" (executed copy: {failed / notebook.name})"
         if isinstance(error, KeyboardInterrupt):
             raise

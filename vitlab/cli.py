@@ -79,8 +79,25 @@ def _book(args) -> int:
     return 0
 
 
+def _check_rows(args) -> int:
+    """The rows of one stack under a book folder keep the contract (results.row_problems); the current stack has no
+    IPEX. Exit 1 when there are no rows or any problem."""
+    from vitlab import layout, results
+    rows = results.latest_runs(results.load(layout.rows_dir(args.stack, args.book_dir or layout.ROOT / "book")))
+    problems = results.row_problems(rows)
+    if args.stack == "current":
+        problems += [f"{r.get('notebook')}: row {r.get('variant')!r} ran with IPEX {r['versions']['ipex']} on the "
+                     "current stack" for r in rows if (r.get("versions") or {}).get("ipex")]
+    torch_versions = sorted({str((r.get("versions") or {}).get("torch")) for r in rows})
+    print(f"{args.stack} stack: {len(rows)} result rows (latest runs) from {len({r.get('notebook') for r in rows})} "
+          f"notebooks, torch {', '.join(torch_versions) or '-'}")
+    print("\n".join(problems) if problems else "no rows" if not rows else
+          "every comparison group has exactly one baseline row; no skipped or failed row carries a timing")
+    return 1 if problems or not rows else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from vitlab.layout import BACKEND_CHOICES as CHOICES
+    from vitlab.layout import BACKEND_CHOICES as CHOICES, STACKS
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     env = commands.add_parser("env", help="print the hardware/software report")
@@ -97,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write executed notebooks and result rows under DIR instead of the book")
     run.add_argument("--summary", type=Path, metavar="FILE", help="also write the outcomes as JSON to FILE")
     run.set_defaults(handler=_run)
+    check = commands.add_parser("check-rows", help="check that a book folder's result rows keep the row contract")
+    check.add_argument("--stack", default="reference", choices=STACKS,
+                       help="whose rows: reference (default) or current")
+    check.add_argument("book_dir", nargs="?", type=Path, metavar="DIR",
+                       help="a book folder, e.g. `vitlab run --into`'s DIR (default: the book)")
+    check.set_defaults(handler=_check_rows)
     book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
     book.set_defaults(handler=_book)
     return parser

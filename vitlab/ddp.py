@@ -88,8 +88,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--fail-step", type=int, default=1, help="... at this step ...")
     parser.add_argument("--fail-mode", choices=("kill", "hang"), default="kill",
                         help="... by SIGKILL (a crash) or by sleeping forever (a stuck rank: --timeout ends it)")
-    parser.add_argument("--seed-snippet", action="store_true",
-                        help="the seed's mistake: no DDP wrapper, all-reduce the loss instead (ranks drift apart)")
     return parser.parse_args(argv)
 
 
@@ -108,8 +106,7 @@ def main(argv=None) -> None:
     from vitlab.models import build
     torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's at wrap time)
     model = build(args.model).to(device).train()
-    if not args.seed_snippet:
-        model = DistributedDataParallel(model, device_ids=None if device.type == "cpu" else [device])
+    model = DistributedDataParallel(model, device_ids=None if device.type == "cpu" else [device])
     dataset = classification_data(32, "digits").train.dataset
     sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=args.batch, sampler=sampler, drop_last=True)
@@ -141,10 +138,6 @@ def main(argv=None) -> None:
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # DDP: gradients are averaged across ranks here, bucket by bucket
         optimizer.step()
-        if args.seed_snippet:  # what the seed did: averages a number for printing, syncs no weights
-            loss = loss.detach().clone()
-            dist.all_reduce(loss)
-            loss /= world_size
         losses.append(loss.item())
     from vitlab.device import synchronize
     synchronize(device)
@@ -160,7 +153,7 @@ def main(argv=None) -> None:
     if rank == 0:
         hashes = {r["parameter_hash"] for r in ranks}
         summary = {"world_size": world_size, "backend": dist.get_backend(), "model": args.model,
-                   "mode": "seed snippet (loss all-reduce, no DDP)" if args.seed_snippet else "DDP",
+                   "mode": "DDP",
                    "batch_per_rank": args.batch, "steps": args.steps,
                    "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
                    "spread": max((r["spread"] for r in ranks if r["spread"] is not None), default=None),
@@ -185,24 +178,52 @@ class Launch:
     def ok(self) -> bool:
         return self.returncode == 0 and self.summary is not None
 
+    @property
+    def first_failure(self) -> tuple[int, int, str] | None:
+        """torchrun's root cause: (rank that failed first, its exit code, torchrun's note), or None."""
+        cause = re.search(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+).*?traceback\s*:\s*([^\n]*)",
+                          self.output, re.S)
+        return (int(cause[1]), int(cause[2]), cause[3].strip()) if cause else None
+
+    @property
+    def raised(self) -> tuple[int, str] | None:
+        """The last exception a rank raised: (rank, 'Type: message'), without C++ source locations, or None."""
+        errors = re.findall(r"^\[rank(\d+)\]: (\w+(?:Error|Exception)\b.*)$", self.output, re.M)
+        if not errors:
+            return None
+        rank, text = errors[-1]
+        return int(rank), re.sub(r"\[[^\]]*\.(?:cc|cpp|h|hpp):\d+\]\s*", "", text).strip()
+
+    @property
+    def collective_timed_out(self) -> bool:
+        """Whether a rank's collective gave up waiting for a peer (init_process_group's timeout ended the job)."""
+        return bool(self.raised) and re.search(r"timed? ?out|timeout", self.raised[1], re.I) is not None
+
     def failure(self) -> str:
         """One line saying why the launch failed (torchrun's root cause), or '' if it succeeded."""
         if self.ok:
             return ""
         if self.timed_out:
             return f"DDP launch killed after {self.wall_s:.0f} s (timeout): a rank hung"
-        cause = re.search(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+).*?traceback\s*:\s*([^\n]*)",
-                          self.output, re.S)
-        errors = re.findall(r"^\[rank(\d+)\]: (\w+(?:Error|Exception)\b.*)$", self.output, re.M)
+        cause = self.first_failure
         if cause:
-            why = f"rank {cause[1]} failed first (exit code {cause[2]})"
-            if int(cause[2]) < 0:  # killed by a signal: torchrun names it
-                why += f", {cause[3].strip()}"
+            why = f"rank {cause[0]} failed first (exit code {cause[1]})"
+            if cause[1] < 0:  # killed by a signal: torchrun names it
+                why += ", " + re.sub(r" by PID \d+", "", cause[2])
         else:
             why = (self.output.strip().splitlines() or ["no output"])[-1][:200]
-        if errors:
-            why += f"; rank {errors[-1][0]} raised {errors[-1][1][:200]}"
+        if self.raised:
+            why += f"; rank {self.raised[0]} raised {self.raised[1][:160]}"
         return f"DDP launch failed in {self.wall_s:.1f} s with exit code {self.returncode}: {why}"
+
+    def row_fields(self) -> dict:
+        """What a result row says about this launch: images/s of all ranks, world size, spread, or why it failed."""
+        summary = self.summary or {}
+        ranks = summary.get("ranks", [])
+        how = f"{len(ranks)} process(es) x {ranks[0]['threads']} thread(s), {summary['backend']}" if ranks else ""
+        return dict(throughput=summary.get("images_per_s") if self.ok else None, world_size=len(ranks) or None,
+                    spread=summary.get("spread"), reason=self.failure() or how, returncode=self.returncode,
+                    wall_s=round(self.wall_s, 1))
 
 
 def torchrun_command(nproc: int, args: list[str] = (), rendezvous: list[str] = ("--standalone",)) -> list[str]:

@@ -116,6 +116,14 @@ def _graph_kinds(graph) -> list[str]:
     return kinds
 
 
+def jit_int8_ops(traced, example: torch.Tensor) -> tuple[int, int]:
+    """(quantize/dequantize ops, oneDNN fusion groups) of a traced, frozen INT8 TorchScript module after its
+    warm-up calls: no quantize ops means INT8 did not engage."""
+    qdq = sum("quantize" in kind for kind in _graph_kinds(traced.graph))
+    with torch.no_grad():
+        return qdq, sum("FusionGroup" in kind for kind in _graph_kinds(traced.graph_for(example)))
+
+
 def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=None, load_qconf=None) -> Applied:
     """IPEX static INT8: prepare (default static qconfig), calibrate on `calibration` batches,
     convert, torch.jit.trace + freeze. Saves IPEX's qconf JSON to `qconf_path` when given;
@@ -139,8 +147,7 @@ def ipex_int8(model: nn.Module, calibration, example: torch.Tensor, qconf_path=N
             traced = torch.jit.freeze(torch.jit.trace(convert(prepared), example, check_trace=False))
             for _ in range(2):  # the profiling executor fuses int8 ops on the first runs
                 traced(example)
-            qdq = sum("quantize" in kind for kind in _graph_kinds(traced.graph))
-            groups = sum("FusionGroup" in kind for kind in _graph_kinds(traced.graph_for(example)))
+            qdq, groups = jit_int8_ops(traced, example)
     except Exception as error:  # an IPEX that cannot quantize this model must not stop a notebook
         return Applied(model, False, f"IPEX INT8 failed: {first_line(error)}")
     details = {"qdq_nodes": qdq, "fusion_groups": groups, "calibration_batches": batches, "qconf_path": qconf_path}
@@ -219,7 +226,177 @@ def pt2e_int8(model: nn.Module, example: torch.Tensor, calibration, compile: boo
     if nodes == 0:
         return Applied(converted, False, f"X86InductorQuantizer annotated nothing: 0 quantize/dequantize "
                                          f"nodes after convert_pt2e ({source})", details=details)
-    out = FrozenCompiled(converted) if compile else converted
-    how = "compiled with torch.compile (freezing on)" if compile else "not compiled (reference fp32 q/dq math)"
-    return Applied(out, True, f"PT2E INT8 via {source}: {nodes} quantize/dequantize nodes after convert_pt2e, "
-                              f"calibrated on {batches} batch(es); {how}", details=details)
+    applied = Applied(converted, True, _pt2e_reason(details, compiled=False), details=details)
+    return pt2e_compiled(applied) if compile else applied
+
+
+def _pt2e_reason(details: dict, compiled: bool) -> str:
+    how = "compiled with torch.compile (freezing on)" if compiled else "not compiled (reference fp32 q/dq math)"
+    return (f"PT2E INT8 via {details['source']}: {details['qdq_nodes']} quantize/dequantize nodes after convert_pt2e, "
+            f"calibrated on {details['calibration_batches']} batch(es); {how}")
+
+
+def pt2e_compiled(applied: Applied, **compile_kwargs) -> Applied:
+    """A converted PT2E graph (pt2e_int8(..., compile=False)) compiled with freezing, its reason saying so."""
+    if not applied.engaged:
+        return applied
+    compiled = FrozenCompiled(applied.details["quantized"], **compile_kwargs)
+    return Applied(compiled, True, _pt2e_reason(applied.details, compiled=True), details=applied.details)
+
+
+# ---- torch.compile modes as bench variants (chapter 02's harness) ----------------------------------------------
+
+def mode_counters() -> dict:
+    """What Inductor's counters say the last compile did: graph breaks, CUDA graphs it refused to capture, GEMMs it
+    autotuned (clear torch._dynamo.utils.counters before compiling)."""
+    from torch._dynamo.utils import counters
+    return {"graph_breaks": sum(counters["graph_break"].values()),
+            "cudagraph_skips": counters["inductor"].get("cudagraph_skips", 0),
+            "autotuned_ops": counters["inductor"].get("select_algorithm_autotune", 0)}
+
+
+def compile_variant(mode: str, model: nn.Module, x: torch.Tensor, device: torch.device | str, *, name: str | None = None,
+                    cold: bool = True, **fields):
+    """torch.compile(model, mode) as a vitlab.bench.Variant (under no_grad): compiled from a clean slate (`cold`: a
+    fresh, empty Inductor cache), its first call timed as compile_s, and whether the mode's extra engaged read from
+    Inductor's counters (CUDA graphs for reduce-overhead / max-autotune, autotuned GEMMs for the max-autotune modes).
+    'eager' is the model itself; a mode that fails to compile is a failed variant that says why."""
+    import contextlib
+    import time
+
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import fresh_inductor_cache
+
+    from vitlab.bench import Variant
+    from vitlab.device import synchronize
+    name = name or mode
+    fields = dict(fields, mode=mode)
+    counters.clear()
+    cache = fresh_inductor_cache() if cold and mode != "eager" else contextlib.nullcontext()
+    try:
+        with cache, torch.no_grad():
+            applied = compile_model(model, mode)
+            synchronize(device)
+            start = time.perf_counter()
+            applied.model(x)
+            synchronize(device)
+            first_s = time.perf_counter() - start
+    except Exception as error:  # a mode this backend cannot compile: a row that says why
+        return Variant.fail(name, first_line(error), **fields)
+
+    def fn(inputs, module=applied.model):
+        with torch.no_grad():
+            return module(inputs).clone()  # cloned: CUDA graphs reuse their output buffers
+    if mode == "eager":
+        return Variant(name, fn, True, "eager baseline: not compiled", fields=fields)
+    engaged, reason = compile_report(mode, device)
+    stats = mode_counters()
+    if mode.startswith("max-autotune"):
+        reason += f"; {stats['autotuned_ops']} op(s) autotuned"
+        if stats["autotuned_ops"] == 0:  # the mode's own promise did nothing here
+            engaged = False
+            if torch.device(device).type == "cpu":
+                reason += " (on CPU Inductor autotunes GEMMs only with freezing=True)"
+    return Variant(name, fn, engaged, reason, compile_s=round(first_s, 3), fields=dict(fields, **stats))
+
+
+@dataclass
+class FreezingOutcome:
+    """What max-autotune with Inductor's freezing did to one small nn.Linear: it ran (with how many GEMMs autotuned,
+    how many candidate kernels failed to compile and were dropped, the max-abs diff from eager) or crashed (why)."""
+
+    precision: str
+    status: str                 # "ran" | "crashed"
+    autotuned: int = 0
+    rejected: int = 0
+    max_diff: float | None = None
+    error: str = ""
+
+    @property
+    def advice(self) -> str:
+        if self.status == "crashed":
+            return "unusable here as it stands"
+        if self.autotuned == 0:
+            return "nothing autotuned even with freezing: max-autotune adds only compile time here"
+        if self.rejected == 0:
+            return "the template compiled and the autotuner could choose it: worth a try for CPU inference here"
+        return "some template kernels failed to compile and were dropped; the autotuner kept what compiled"
+
+
+def try_freezing(device: torch.device | str, precision: str = "fp32", features: int = 192, classes: int = 1000,
+                 batch: int = 8) -> FreezingOutcome:
+    """max-autotune + freezing=True on one nn.Linear(features, classes), from a clean slate and a fresh cache."""
+    import logging
+
+    import torch._inductor.config as inductor_config
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import fresh_inductor_cache
+
+    class Rejected(logging.Handler):  # counts the candidate kernels Inductor had to throw away
+        def __init__(self):
+            super().__init__(logging.ERROR)
+            self.count = 0
+
+        def emit(self, record):
+            message = record.getMessage()
+            self.count += "Ignoring this choice" in message or "compile error" in message
+
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    linear = nn.Linear(features, classes).eval().to(device, dtype)
+    probe = torch.randn(batch, features, device=device, dtype=dtype)
+    logger, handler = logging.getLogger("torch._inductor.select_algorithm"), Rejected()
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    torch._dynamo.reset()
+    counters.clear()
+    try:
+        with fresh_inductor_cache(), torch.no_grad(), inductor_config.patch(freezing=True):
+            out = torch.compile(linear, mode="max-autotune")(probe)
+            diff = float((out.float() - linear(probe).float()).abs().max())
+        return FreezingOutcome(precision, "ran", counters["inductor"].get("select_algorithm_autotune", 0),
+                               handler.count, diff)
+    except Exception as error:  # Dynamo wraps Inductor's error (BackendCompilerFailed): say the inner one
+        inner = getattr(error, "inner_exception", None) or error.__cause__ or error
+        return FreezingOutcome(precision, "crashed", error=first_line(inner))
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+class OneDNNLinear(nn.Module):
+    """An inference nn.Linear through oneDNN, its weight reordered once into oneDNN's blocked layout.
+
+    The kernel Inductor's freezing pass uses for bf16 weights (and, on recent torch, for fp32 when the batch is
+    dynamic): `mkldnn._reorder_linear_weight` at load, `mkldnn._linear_pointwise` per call. An fp32 nn.Linear
+    on x86 otherwise calls MKL's SGEMM, which on a non-Intel CPU may run a narrower code path than oneDNN.
+    """
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        self.out_features = linear.out_features
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
+        self.bias = None if linear.bias is None else linear.bias.detach()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, x.shape[-1])
+        out = torch.ops.mkldnn._linear_pointwise(flat, self.packed, self.bias, "none", [], "")
+        return out.reshape(*x.shape[:-1], self.out_features)
+
+
+def onednn_linears(model: nn.Module) -> Applied:
+    """Every fp32 CPU nn.Linear of a copy of `model` (inference only) as a OneDNNLinear; not engaged where this
+    torch has no oneDNN or the model has no such layer."""
+    import copy
+    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_linear_pointwise"):
+        return Applied(model, False, f"torch {torch.__version__} has no oneDNN linear kernel here")
+    model = copy.deepcopy(model).eval()
+    swapped = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and child.weight.dtype == torch.float32 and child.weight.device.type == "cpu":
+                setattr(parent, name, OneDNNLinear(child))
+                swapped += 1
+    if not swapped:
+        return Applied(model, False, "no fp32 CPU nn.Linear to route through oneDNN")
+    return Applied(model, True, f"{swapped} nn.Linear layers run oneDNN's fp32 GEMM (weights reordered once)",
+                   details={"linears": swapped})

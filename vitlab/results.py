@@ -165,3 +165,12 @@ def latest_runs(rows: list[dict]) -> list[dict]:
         if key not in newest or stamp[0] > newest[key][0]:
             newest[key] = stamp
     return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
+
+
+def row_problems(rows: list[dict]) -> list[str]:
+    """What breaks the row contract in the latest run of each notebook among `rows`: a comparison group without
+    exactly one baseline row, or a skipped or failed row that carries a timing."""
+    latest = latest_runs(rows)
+    timed = [f"{row.get('notebook')}: {status_of(row)} row {row.get('variant')!r} carries a timing" for row in latest
+             if status_of(row) in ("skipped", "failed") and any(row.get(k) is not None for k in TIMING_FIELDS)]
+    return baseline_problems(latest) + timed

@@ -3,7 +3,9 @@
     python -m torch.backends.xeon.run_cpu --ncores-per-instance 1 --ninstances 2 --no-python \
         python -m vitlab.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
 
-INT8 models are quantized in this process (calibrated on training images). Several --model kinds are built
+INT8 models are quantized in this process, calibrated on the first --calibration-images training images in
+batches of 32 (pass the chapter's own count, so the served model is the one the chapter scored); with --accuracy
+each model is scored on the held-out digits first and every line carries its `accuracy`. Several --model kinds are built
 and timed one after the other in the same process (one launch serves them all). Every model and batch shape
 runs once before any timing (compiles happen there); with --barrier, the instances then wait for each other
 before each (model, batch) timing, so their timed windows overlap and their throughputs add up.
@@ -42,6 +44,14 @@ def build(kind: str, weights: str | None = None, calibration_images: int = 256):
     return (lambda x: applied.model(x)), applied.reason
 
 
+def accuracy(run, batch: int) -> float:
+    """Top-1 of `run` on the held-out digits, called in batches of exactly `batch` (a shape already compiled)."""
+    from vitlab.bench import logits_of
+    from vitlab.data import classification_data
+    images, labels = classification_data(32, "digits").test.dataset.tensors
+    return float((logits_of(run, images, batch).argmax(-1) == labels).float().mean())
+
+
 def barrier(folder: str | None, instances: int, tag: str, timeout_s: float = 600) -> None:
     """Wait until `instances` processes have reached `tag` (one file each in `folder`)."""
     if not folder:
@@ -65,13 +75,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--rounds", type=int, default=3, help="timed in rounds: their spread is the noise band")
     parser.add_argument("--barrier", help="a folder shared by the instances of one launch")
     parser.add_argument("--instances", type=int, default=1)
+    parser.add_argument("--calibration-images", type=int, default=256, help="training images INT8 calibrates on")
+    parser.add_argument("--accuracy", action="store_true", help="score each model on the held-out digits first")
     parser.add_argument("--json", action="store_true", help="one JSON line per batch (the only output format)")
     args = parser.parse_args(argv)
     if len(args.iters) not in (1, len(args.batch)):
         parser.error(f"--iters takes one count or one per batch ({len(args.batch)}), got {len(args.iters)}")
     import torch
     from vitlab.timing import interleaved
-    built = {kind: build(kind, args.weights) for kind in dict.fromkeys(args.model)}
+    built = {kind: build(kind, args.weights, args.calibration_images) for kind in dict.fromkeys(args.model)}
     found = {"pid": os.getpid(), "threads": torch.get_num_threads(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
     inputs = {batch: torch.randn(batch, 3, 32, 32, generator=torch.Generator().manual_seed(0)) for batch in args.batch}
@@ -81,6 +93,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for run, _ in built.values():  # every model and shape once (a compiled model compiles here) before timing
             for x in inputs.values() if run else ():
                 run(x)
+        scored = {kind: accuracy(run, max(args.batch)) for kind, (run, _) in built.items() if run and args.accuracy}
         for kind, (run, why) in built.items():
             if run is None:
                 lines += [{"model": kind, **found, "batch": batch, "skipped": why} for batch in args.batch]
@@ -91,11 +104,39 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 t = interleaved({kind: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n)[kind]
                 lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
                               "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
-                              "start": start, "end": time.time(), "reason": why})
+                              "start": start, "end": time.time(), "reason": why,
+                              **({"accuracy": scored[kind]} if kind in scored else {})})
     for line in lines:  # one write per line: instances share the launcher's pipe, and under PYTHONUNBUFFERED
         sys.stdout.write(json.dumps(line) + "\n")  # print() writes the text and its newline apart, so two
         sys.stdout.flush()                          # instances' lines could interleave; a write this short is atomic
     return lines
+
+
+def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool) -> list[dict]:
+    """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
+    throughputs and (with --accuracy) the served model's accuracy; a kind that did not run on every instance is a
+    skipped row that says why (a launch that printed nothing still gets its rows). `baseline`: this launch's fp32
+    rows are the serving baseline."""
+    rows = []
+    for kind in kinds:
+        for batch in batches:
+            mine = [line for line in lines if line["model"] == kind and line["batch"] == batch]
+            fields = dict(group="serving", instances=instances, cores_per_instance=cores_each, runtime="serve",
+                          precision=kind.split("-")[-1], method=kind)
+            variant = f"serve {kind} {instances}x{cores_each}"
+            why = (mine[0].get("skipped") if mine else None) or (
+                None if len(mine) == instances else f"{len(mine)} of {instances} instances reported")
+            if why:
+                rows.append(rec.record("vit-32px", variant, batch, skipped=why, **fields))
+                continue
+            slowest = max(mine, key=lambda line: line["median_ms"])
+            scored = {"accuracy": min(line["accuracy"] for line in mine)} if "accuracy" in mine[0] else {}
+            rows.append(rec.record(
+                "vit-32px", variant, batch, baseline=baseline and kind == "fp32", median_ms=round(slowest["median_ms"], 4),
+                p90_ms=round(max(line["p90_ms"] for line in mine), 4), iters=sum(line["iters"] for line in mine),
+                throughput=round(sum(line["throughput"] for line in mine), 3), spread=max(line["spread"] for line in mine),
+                reason=slowest["reason"], **scored, **fields))
+    return rows
 
 
 if __name__ == "__main__":

@@ -163,6 +163,180 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
     return model.eval()
 
 
+# ---- The porting chapter's harness: each of the seed's changes as one timed training-step variant ----------------
+
+STEP_VARIANTS = ("fp32", "channels_last", "bf16 autocast", "ipex.optimize fp32", "ipex.optimize bf16",
+                 "torch.compile", "fp32 (re-timed)")
+_STEP_FIELDS = {  # structured row fields: what each variant changes (the name is for people)
+    "fp32": dict(precision="fp32", runtime="eager"), "fp32 (re-timed)": dict(precision="fp32", runtime="eager"),
+    "channels_last": dict(precision="fp32", runtime="eager", memory_format="channels_last"),
+    "bf16 autocast": dict(precision="bf16", runtime="eager"),
+    "ipex.optimize fp32": dict(precision="fp32", runtime="ipex"),
+    "ipex.optimize bf16": dict(precision="bf16", runtime="ipex"),
+    "torch.compile": dict(precision="fp32", runtime="inductor", mode="default"),
+}
+
+
+def try_line(line: str, action) -> None:
+    """Run one line of a training script (`action`) and print what it did and what it warned."""
+    import warnings
+    from vitlab.text import first_line, shorten
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome = action()
+        except Exception as error:
+            outcome = f"raises {first_line(error, 120)}"
+    print(f"{line}\n    -> {outcome}")
+    for warning in caught:
+        print(f"    -> warns {warning.category.__name__}: {shorten(str(warning.message), 110)}")
+
+
+def train_and_record(rec, name: str, dataset: str, recipe: dict, device="cpu", num_classes: int = 10):
+    """train_recipe(...) timed, its held-out accuracy, and one 'training run' row: (model, losses, data, row)."""
+    start = time.perf_counter()
+    model, losses, data = train_recipe(name, dataset, recipe, device, log=False, num_classes=num_classes)
+    seconds = time.perf_counter() - start
+    correct = accuracy(model, data.test, device)
+    rate = recipe["epochs"] * len(data.train.dataset) / seconds
+    row = rec.record(name, "training run fp32", recipe["batch_size"], group="training run", baseline=True,
+                     reason=f"the ported loop, {recipe['epochs']} epochs on {data.name}", accuracy=correct,
+                     train_s=round(seconds, 1), train_images_per_s=round(rate, 1), final_loss=losses[-1],
+                     dataset=data.name, recipe=recipe, precision="fp32", runtime="eager")
+    return model, losses, data, row
+
+
+def gradients(model: nn.Module) -> tuple[list[str], int]:
+    """The trainable parameters that hold a gradient (zero_grad(set_to_none) before the step), and how many there are."""
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    return [n for n, p in params if p.grad is not None], len(params)
+
+
+def prepare_step(variant: str, trained_model: nn.Module, device="cpu"):
+    """A copy of `trained_model` set up for `variant` with an lr-0 AdamW (all the arithmetic, weights unchanged):
+    (model, optimizer, amp dtype, memory format, engaged, reason)."""
+    import copy
+    from vitlab import optimize
+    model = copy.deepcopy(trained_model).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.0)
+    amp, fmt, engaged, reason = None, torch.contiguous_format, True, "the ported loop, eager fp32"
+    if variant == "channels_last":
+        applied = optimize.channels_last(model)
+        model, fmt, engaged, reason = applied.model, torch.channels_last, applied.engaged, applied.reason
+    elif variant == "bf16 autocast":
+        amp, reason = torch.bfloat16, f"torch.autocast({torch.device(device).type!r}, bfloat16): " \
+                                      f"{optimize.bf16_note(device)[1]}"
+    elif variant.startswith("ipex.optimize"):
+        amp = torch.bfloat16 if variant.endswith("bf16") else None
+        applied = optimize.ipex_optimize(model, optimizer, dtype=amp)
+        model, optimizer, engaged, reason = applied.model, applied.optimizer, applied.engaged, applied.reason
+    elif variant == "torch.compile":
+        from torch._dynamo.utils import counters
+        torch._dynamo.reset()
+        counters.clear()
+        applied = optimize.compile_model(model)
+        model, reason = applied.model, applied.reason
+    return model, optimizer, amp, fmt, engaged, reason
+
+
+def first_step(variant: str, trained_model: nn.Module, make_step, images, labels, device="cpu") -> dict:
+    """`variant` prepared and its step made by `make_step(model, optimizer, device, amp, memory_format)`; its first
+    step (the compile, where anything compiles) run and timed apart. Returns what timing and recording need."""
+    from vitlab import optimize
+    model, optimizer, amp, fmt, engaged, reason = prepare_step(variant, trained_model, device)
+    step = make_step(model, optimizer, device, amp, fmt)
+    synchronize(device)
+    start = time.perf_counter()
+    logits = step(images, labels)
+    synchronize(device)
+    if amp is not None:  # did autocast really compute in bf16?
+        engaged = engaged and logits.dtype == amp
+    if variant == "torch.compile":
+        reason += "; " + optimize.compile_report("default", device)[1]
+    return dict(step=step, model=model, amp=amp, engaged=engaged, reason=reason,
+                first_step_s=round(time.perf_counter() - start, 3))
+
+
+def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, device, common) -> dict:
+    """One training-step row: failed (untimed) when the backward pass left trainable parameters without a gradient,
+    else timed, with the held-out logits checked against eager fp32's."""
+    with_grad, want = gradients(ready["model"])
+    got, base = len(with_grad), variant == "fp32"
+    if got < want:  # a step that skips parameters in its backward does less work than training: not timed
+        named = f" ({', '.join(with_grad)})" if 0 < got <= 4 else ""
+        return rec.record(name, variant, batch, baseline=base, grads=f"{got}/{want}",
+                          failed=f"its backward pass gave {got} of {want} trainable parameters a gradient{named}",
+                          first_step_s=ready["first_step_s"], **common)
+    # lr 0 kept the trained weights: predict the held-out set (eval mode; a compiled model compiles once more)
+    predicted, truth = predict(ready["model"], held_out, device, ready["amp"])
+    from vitlab.results import correctness
+    return rec.record(name, variant, batch, timing=timing, baseline=base, engaged=ready["engaged"],
+                      compile_s=ready["first_step_s"] if variant == "torch.compile" else None,
+                      correct=correctness(predicted, reference), reason=ready["reason"],
+                      accuracy=float((predicted.argmax(-1) == truth).float().mean()),
+                      first_step_s=ready["first_step_s"], grads=f"{got}/{want}", **common)
+
+
+def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, labels, held_out, device="cpu", *,
+                  variants=STEP_VARIANTS, rounds: int = 3, passes: int = 1, warmup: int = 5, iters: int = 20,
+                  dataset: str = "") -> list[dict]:
+    """Every training-step variant of `trained_model` on one batch: first steps apart, then interleaved rounds, then one
+    row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, errors and gradient-less backward
+    passes as failed rows, timed rows with their held-out correctness and accuracy."""
+    from vitlab import ipex as ipex_guard
+    from vitlab.text import first_line
+    from vitlab.timing import interleaved
+    reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
+    rows, ready, batch = [], {}, len(images)
+    common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}))
+    for variant in variants:
+        if variant.startswith("ipex") and not ipex_guard.available():
+            rows.append(rec.record(name, variant, batch, skipped=ipex_guard.status(), **common(variant)))
+            continue
+        try:
+            ready[variant] = first_step(variant, trained_model, make_step, images, labels, device)
+        except Exception as error:  # a variant that cannot run here is a result too
+            rows.append(rec.record(name, variant, batch, baseline=variant == "fp32",
+                                   failed=first_line(error), **common(variant)))
+    timings = interleaved({v: r["step"] for v, r in ready.items()}, images, labels, device=device, rounds=rounds,
+                          passes=passes, warmup=warmup, iters=iters, first_call=False)
+    for variant, r in ready.items():
+        rows.append(_record_step(rec, name, variant, r, timings[variant], batch, reference, held_out, device,
+                                 common(variant)))
+    order = {v: i for i, v in enumerate(variants)}
+    return sorted(rows, key=lambda row: order.get(row["variant"], len(order)))
+
+
+def gradient_check(row: dict) -> str:
+    """One phrase for a training-step row's gradient check (its `grads` field), for the page's prose."""
+    from vitlab.results import status_of
+    from vitlab.text import shorten
+    if not row.get("grads"):
+        return f"no step to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
+    got, want = row["grads"].split("/")
+    return f"all {want} trainable parameters got a gradient" if got == want else \
+        f"only {got} of {want} trainable parameters got a gradient (a failed row)"
+
+
+def step_table(rows: list[dict]):
+    """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness."""
+    from vitlab.findings import compare
+    from vitlab.results import status_of
+    from vitlab.text import markdown_table
+    base = {r["model"]: r for r in rows if r.get("baseline")}
+    table = []
+    for r in rows:
+        found = None if r.get("baseline") or r["model"] not in base else compare(r, base[r["model"]])
+        table.append({"model": r["model"], "variant": r["variant"], "images/s": r.get("throughput"),
+                      "× fp32": None if found is None else found.ratio,
+                      "verdict": "baseline" if found is None else found.verdict,
+                      "spread": r.get("spread"), "first step s": r.get("first_step_s"), "grads": r.get("grads"),
+                      "top-1 vs fp32": r.get("top1_agreement"), "held-out": r.get("accuracy"),
+                      "status": status_of(r), "note": r.get("reason")})
+    return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "spread": ".0%", "first step s": ".1f",
+                                  "top-1 vs fp32": ".0%", "held-out": ".1%"}, limit=60)
+
+
 if __name__ == "__main__":  # python -m vitlab.train NAME DATASET RECIPE_JSON DEVICE: what trained() runs
     _name, _dataset, _recipe, _device = sys.argv[1:5]
     _model, _, _ = train_recipe(_name, _dataset, json.loads(_recipe), _device)

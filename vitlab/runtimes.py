@@ -1,0 +1,212 @@
+"""Deployment runtimes beside PyTorch (OpenVINO, NNCF, ONNX Runtime, optimum-intel): optional imports, quiet
+converters, and the checks chapter 05 runs on what each runtime built (which kernels ran, in which precision).
+
+    ov, why = runtimes.load_runtime("openvino")   # (module, None), or (None, "openvino unavailable: ...")
+    with runtimes.converter_quiet():
+        ov_model = ov.convert_model(model, example_input=x)
+
+The recipes themselves (convert, compile, quantize, export) are the chapter's lesson and stay on its page.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata
+import logging
+import warnings
+from pathlib import Path
+
+from vitlab.text import first_line
+
+DISTRIBUTIONS = ("openvino", "nncf", "onnxruntime", "onnx", "onnxscript", "optimum-intel")
+# ONNX Runtime's integer kernels: a QDQ model whose optimised graph holds none of them ran its matmuls in float
+INTEGER_KERNELS = ("QLinearMatMul", "MatMulInteger", "MatMulIntegerToFloat", "QGemm", "QLinearConv", "ConvInteger")
+FLOAT_MATMULS = ("MatMul", "Gemm", "FusedMatMul")
+
+
+@contextlib.contextmanager
+def converter_quiet():
+    """Around a converter or quantizer call: Python warnings and log records below ERROR off.
+
+    What it mutes is harmless here: TorchScript's deprecation and tracer notes (OpenVINO's convert_model traces with
+    torch.jit), transformers' notes while tracing, torch.onnx's "Missing annotation" lines, ONNX Runtime's advice to
+    pre-process before quantizing, NNCF's progress and batch-size notes, and optimum's export notes. In a notebook,
+    display output (NNCF's rich progress bars, which leave empty boxes on a page) is captured and dropped too."""
+    try:
+        from IPython.utils.capture import capture_output
+        displays = capture_output(stdout=False, stderr=False, display=True)
+    except ImportError:  # outside IPython: nothing to capture
+        displays = contextlib.nullcontext()
+    with warnings.catch_warnings(), displays:
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)  # every logger, including those a library configures on first use
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+def load_runtime(module: str):
+    """(module, None) when it imports, else (None, one line saying why)."""
+    try:
+        return importlib.import_module(module), None
+    except Exception as error:  # absent, or built for another torch/numpy
+        return None, f"{module} unavailable: {first_line(error)}"
+
+
+def versions(distributions=DISTRIBUTIONS) -> str:
+    """One line: each runtime distribution's installed version, or 'not installed'."""
+    found = []
+    for dist in distributions:
+        try:
+            found.append(f"{dist} {importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{dist} not installed")
+    return " · ".join(found)
+
+
+def disk_mb(*paths) -> float:
+    """Size on disk of files or folders, in MB."""
+    files = [f for p in map(Path, paths) for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    return round(sum(f.stat().st_size for f in files) / 1e6, 3)
+
+
+def openvino_executed(compiled) -> dict[str, int]:
+    """Matrix-multiply layers of an OpenVINO compiled model's runtime graph (`get_runtime_model()`: what the CPU
+    plugin executes), counted by the precision each ran in (its rt_info's `runtimePrecision`). `Subgraph` nodes are
+    what the plugin fuses attention into."""
+    counts: dict[str, int] = {}
+    for op in compiled.get_runtime_model().get_ops():
+        rt = op.get_rt_info()
+        kind = rt["layerType"].astype(str)
+        if kind in ("FullyConnected", "MatMul", "Convolution", "Subgraph"):
+            key = f"{kind} {rt['runtimePrecision'].astype(str)}"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def left_in_float(executed: dict[str, int]) -> dict[str, int]:
+    """The entries of `openvino_executed` that did not run in an integer precision."""
+    return {k: v for k, v in executed.items() if not k.lower().endswith(("i8", "u8"))}
+
+
+def onnx_op_counts(path, kinds) -> dict[str, int]:
+    """How many nodes of each op type in `kinds` an ONNX file holds (kinds with none left out)."""
+    import onnx
+    graph = onnx.load(str(path)).graph
+    counts = {kind: sum(node.op_type == kind for node in graph.node) for kind in kinds}
+    return {k: v for k, v in counts.items() if v}
+
+
+def onnx_integer_kernels(optimized_path) -> tuple[int, dict[str, int]]:
+    """(integer kernels, op counts) of the graph an ONNX Runtime session wrote to `optimized_model_filepath`."""
+    ran = onnx_op_counts(optimized_path, INTEGER_KERNELS + FLOAT_MATMULS)
+    return sum(ran.get(kind, 0) for kind in INTEGER_KERNELS), ran
+
+
+def images_changed(score: dict, reference: dict, n: int) -> dict:
+    """A variant's held-out result against eager fp32's, in images (not percent): how many top-1 answers differ
+    from fp32's, and the net change in correct answers; |net| <= 1 image is a tie (one image is noise)."""
+    changed = round((1 - score["top1_agreement"]) * n)
+    net = None if score.get("accuracy") is None else round((score["accuracy"] - reference["accuracy"]) * n)
+    word = None if net is None else "tie" if abs(net) <= 1 else "gained" if net > 0 else "lost"
+    return {"changed": changed, "net": net, "verdict": word}
+
+
+def calibration_reader(batches, input_name: str):
+    """ONNX Runtime's CalibrationDataReader over `batches` (torch tensors), fed to its calibrator one at a time."""
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Batches(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{input_name: batch.numpy()} for batch in batches])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    return Batches()
+
+
+def missing(why: str, precisions: dict[str, str], **fields) -> list:
+    """Skipped variants (name -> precision) for a runtime that did not import: rows that say why."""
+    from vitlab.bench import Variant
+    return [Variant.skip(name, why, precision=precision, **fields) for name, precision in precisions.items()]
+
+
+def named(variants: list, name: str):
+    """The variant called `name` (None when the list has none)."""
+    return next((v for v in variants if v.name == name), None)
+
+
+def time_groups(rec, groups: list[dict], ceilings: dict, dtypes: dict, gemm_size: int, *, baseline: str,
+                rounds: int = 3, device="cpu") -> tuple[list[dict], dict]:
+    """Time every group first (a group: model, variants, x, warmup, iters, flops_per_item, scores), measuring the
+    GEMM ceilings again after each one (the ceiling is the fastest seen in the run), then record every group's rows
+    against the final ceilings. Returns (rows, ceilings)."""
+    from vitlab.bench import record, time_variants
+    from vitlab.timing import raise_ceiling
+    timings = []
+    for g in groups:
+        timings.append(time_variants(g["variants"], g["x"], rounds=rounds, warmup=g["warmup"], iters=g["iters"],
+                                     device=device))
+        ceilings = {p: raise_ceiling(c, device, dtypes[p], gemm_size) for p, c in ceilings.items()}
+    rows = []
+    for g, found in zip(groups, timings):
+        rows += record(rec, g["model"], g["variants"], found, len(g["x"]), baseline=baseline, scores=g["scores"],
+                       flops_per_item=g["flops_per_item"], ceilings=ceilings)
+    return rows, ceilings
+
+
+def row_of(rows: list[dict], model: str, variant: str, batch: int) -> dict | None:
+    """The row of `variant` on `model` at `batch` (None when there is none)."""
+    return next((r for r in rows if (r["model"], r["variant"], r["batch"]) == (model, variant, batch)), None)
+
+
+def fastest(rows: list[dict], latency: bool = False) -> dict | None:
+    """The fastest timed row (by median per call with `latency`, else by throughput); None when none was timed."""
+    timed = [r for r in rows if r and r.get("median_ms")]
+    if not timed:
+        return next((r for r in rows if r), None)
+    return min(timed, key=lambda r: r["median_ms"]) if latency else max(timed, key=lambda r: r["throughput"])
+
+
+def summary_rows(rows: list[dict], model: str, big_batch: int, labelled: bool) -> list[dict]:
+    """One line per variant of `model`: load, size, accuracy (or agreement), batch-1 latency, large-batch
+    throughput and speedup, % of the measured ceiling, status."""
+    from vitlab.results import status_of, with_speedups
+    by = {(r["variant"], r["batch"]): r for r in with_speedups(rows) if r["model"] == model}
+    out = []
+    for (variant, batch), r in by.items():
+        if batch != 1:
+            continue
+        big = by.get((variant, big_batch), {})
+        out.append({"variant": variant, "precision": r.get("precision"), "load s": r.get("compile_s"),
+                    "MB": r.get("size_mb"), "top-1" if labelled else "agreement":
+                    r.get("accuracy" if labelled else "top1_agreement"),
+                    "b1 ms": r.get("median_ms"), "b1 p90 ms": r.get("p90_ms"), "spread": r.get("spread"),
+                    f"b{big_batch} img/s": big.get("throughput"), f"b{big_batch} speedup": big.get("speedup"),
+                    "% ceiling": None if not big.get("ceiling_fraction") else 100 * big["ceiling_fraction"],
+                    "status": status_of(r)})
+    return out
+
+
+def failed_to(step, quiet: bool = True) -> str | None:
+    """Run `step()` (a conversion or export; under converter_quiet when `quiet`): None when it worked, else the
+    error's first line, for rows that say why."""
+    try:
+        with converter_quiet() if quiet else contextlib.nullcontext():
+            step()
+    except Exception as error:  # a converter this stack cannot run: rows that say why, not a traceback
+        return first_line(error)
+    return None
+
+
+def hf_logits(model):
+    """An optimum / transformers model as an inference function: pixel_values in, fp32 torch logits out
+    (the model stays reachable as `.model`)."""
+    import torch
+
+    def infer(x):
+        return torch.as_tensor(model(pixel_values=x).logits).float()
+    infer.model = model
+    return infer
