@@ -308,25 +308,6 @@ def _row(torch_version, variant, throughput, model="m", preset="quick", run_id="
             "baseline": variant == "eager"}
 
 
-def test_the_stack_comparison_pairs_only_variants_both_stacks_ran(tmp_path):
-    reference = [_row("2.8.0", "eager", 10.0, preset="full"), _row("2.8.0", "compiled", 20.0, preset="full"),
-                 _row("2.8.0", "ipex", 30.0, preset="full"), _row("2.8.0", "eager", 5.0, model="big", preset="full")]
-    current = [_row("2.14.1", "eager", 12.0), _row("2.14.1", "compiled", 30.0)]
-    table = report.stack_comparison(reference, current)
-    assert [(line[3], line[5], line[8]) for line in table] == [
-        ("eager", "torch 2.8.0, full", "torch 2.14.1, quick"), ("compiled", "torch 2.8.0, full", "torch 2.14.1, quick")]
-    compiled = table[1]
-    assert compiled[7] == pytest.approx(2.0) and compiled[10] == pytest.approx(2.5)  # each against its own eager
-    assert compiled[11] == pytest.approx(1.5)  # current / reference throughput
-    page = report.write_results_page(reference, tmp_path, current).read_text()
-    section = page.split("## Reference stack vs current stack")[1]
-    assert "| cpu | n | m | compiled | 8 | torch 2.8.0, full | 20.00 | 2.00 | torch 2.14.1, quick | 30.00 | 2.50 | 1.50 |" \
-        in section
-    assert "ipex" not in section and "| big |" not in section
-    empty = report.write_results_page(reference, tmp_path, []).read_text()
-    assert "No variant has been run on both stacks yet" in empty
-
-
 def test_a_gpu_run_on_the_current_stack_stands_beside_the_cpu_and_is_compared_only_with_itself(tmp_path):
     cpu = [_row("2.8.0", "eager", 10.0), _row("2.8.0", "compiled", 20.0)]
     gpu = [{**_row("2.11.0", variant, rate, preset="gpu"), "backend": "cuda", "device_name": "NVIDIA H200"}

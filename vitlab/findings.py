@@ -42,7 +42,7 @@ class Finding:
         row, base = self.row, self.baseline
         name = row.get("variant")
         if self.verdict in ("skipped", "failed"):
-            return f"{name}: {self.verdict} — {row['reason']}"
+            return f"{name}: {self.verdict} — {row.get('reason') or 'no reason given'}"
         if self.ratio is None:
             return f"{name}: not timed — {row.get('reason') or 'no timing recorded'}"
         if self.latency:

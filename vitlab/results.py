@@ -147,10 +147,11 @@ def with_speedups(rows: list[dict]) -> list[dict]:
 
 
 def baseline_problems(rows: list[dict]) -> list[str]:
-    """Comparison groups without exactly one baseline row (groups of skipped rows only are exempt)."""
+    """Comparison groups without exactly one baseline row (groups of untimed rows only, skipped or failed, are
+    exempt: nothing in them is compared)."""
     counts: dict[tuple, int] = {}
     for row in rows:
-        if not row.get("skipped"):
+        if status_of(row) not in ("skipped", "failed"):
             counts.setdefault(comparison_key(row), 0)
             counts[comparison_key(row)] += bool(row.get("baseline"))
     return [f"{key}: {n} baseline rows" for key, n in counts.items() if n != 1]
