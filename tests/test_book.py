@@ -331,3 +331,20 @@ def test_the_toc_names_a_gpu_page_by_its_device_next_to_the_cpu_pages(tmp_path):
     entry = book.toc(tmp_path)["parts"][0]["chapters"][0]
     assert entry["title"] == "A chapter (CPU)"
     assert entry["sections"] == [{"file": "book/current/cuda/01_a", "title": "… on CUDA (H200), current stack"}]
+
+
+def test_a_page_loses_papermills_parameters_cell_and_outputs_that_printed_only_whitespace(tmp_path):
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    injected = nbformat.v4.new_code_cell("backend = 'cpu'", metadata={"tags": ["injected-parameters"]})
+    printed = nbformat.v4.new_code_cell("run()")
+    printed.outputs = [nbformat.v4.new_output("stream", name="stdout", text="\n"),
+                       nbformat.v4.new_output("stream", name="stdout", text="kept\n"),
+                       nbformat.v4.new_output("stream", name="stderr", text="\n")]
+    nb.cells = [injected, printed]
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nb, path)
+    book.hide_injected_parameters(path)
+    page = nbformat.read(path, as_version=4)
+    assert "remove-cell" in page.cells[0].metadata["tags"]
+    assert [(o.name, o.text) for o in page.cells[1].outputs] == [("stdout", "kept\n"), ("stderr", "\n")]

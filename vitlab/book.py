@@ -80,13 +80,18 @@ def stack(root: Path = ROOT) -> str:
 
 
 def hide_injected_parameters(notebook: Path) -> None:
-    """Tag papermill's injected-parameters cell `remove-cell`: the page shows the story, not the plumbing."""
+    """The page shows the story, not the plumbing: papermill's injected-parameters cell is tagged `remove-cell`,
+    and an output that printed only whitespace (a library's bare newline written from C) is dropped, so the page
+    has no empty output box."""
     import nbformat
     nb = nbformat.read(notebook, as_version=4)
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs
+                            if not (o.output_type == "stream" and o.name == "stdout" and not o.text.strip())]
     nbformat.write(nb, notebook)
 
 
