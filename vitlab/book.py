@@ -17,7 +17,7 @@ from vitlab import layout
 from vitlab.paths import hub_offline_reason
 from vitlab.report import write_results_page
 from vitlab.store import append, git_sha, load, load_file as load_rows
-from vitlab.text import shorten
+from vitlab.text import headline
 
 ROOT = layout.ROOT
 
@@ -62,7 +62,7 @@ def _failure_detail(error: BaseException) -> str:
     where = f"at cell [{count}]: " if count is not None else ""
     name = getattr(error, "ename", None) or error.__class__.__name__
     value = getattr(error, "evalue", None) or str(error)
-    return f"{where}{shorten(f'{name}: {(str(value).strip().splitlines() or [chr(32)])[0]}')}"
+    return where + headline(name, value)
 
 
 def stack_of(torch_version: str, root: Path = ROOT) -> str:

@@ -13,10 +13,15 @@ def shorten(text: str, limit: int = 160) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
+def headline(name: str, message: str, limit: int = 160) -> str:
+    """'name: the first line of message' (just `name` without one), cut to `limit` characters on a word boundary."""
+    first = (str(message).strip().splitlines() or [""])[0]
+    return shorten(f"{name}: {first}" if first else name, limit)
+
+
 def first_line(error: BaseException, limit: int = 160) -> str:
     """'ErrorType: the first line of its message', cut to `limit` characters on a word boundary."""
-    message = (str(error).strip().splitlines() or [""])[0]
-    return shorten(f"{error.__class__.__name__}: {message}" if message else error.__class__.__name__, limit)
+    return headline(error.__class__.__name__, str(error), limit)
 
 
 def _cell(value, spec, limit: int = 80) -> str:
