@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from vitlab import ddp
+from vitlab.workers import ddp
 
 TINY = ["--steps", "1", "--warmup", "1", "--batch", "8", "--backend", "cpu"]
 
@@ -25,7 +25,7 @@ def test_two_ranks_end_with_identical_parameters():
     run = ddp.launch(2, TINY, threads=1, timeout=150)
     assert run.ok, run.failure() + "\n" + run.output[-2000:]
     summary = run.summary
-    assert summary["world_size"] == 2 and summary["backend"] == "gloo"
+    assert summary["world_size"] == 2 and summary["process_group"] == "gloo"
     assert summary["parameters identical across ranks"] is True
     first, second = summary["ranks"]
     assert first["first_batch_labels"] != second["first_batch_labels"]  # each rank read its own shard
@@ -58,7 +58,7 @@ TORCHRUN_ROOT_CAUSE = """\
 E1201 11:40:02.123000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 1
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
 ============================================================
-vitlab.ddp FAILED
+vitlab.workers.ddp FAILED
 ------------------------------------------------------------
 Failures:
   <NO_OTHER_FAILURES>

@@ -1,4 +1,4 @@
-"""The GPU lane's plumbing: tools/wheelhouse.sh's pins, `python -m vitlab` (vitlab.lane: tests/test_lane.py).
+"""The GPU lane's plumbing: the image's and the wheelhouse's package lists (requirements/gpu-*.txt), `python -m vitlab` (vitlab.book.lane: tests/test_lane.py).
 
 Fast and offline: nothing here downloads a wheel or runs a notebook (tools/device-dry-run.sh does that).
 """
@@ -11,17 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / "tools"
 
 
 def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins() -> list[str]:
-    text = (TOOLS / "wheelhouse.sh").read_text()
-    block = re.search(r"^PINS=\((.*?)^\)", text, re.S | re.M).group(1)
-    return [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+def listed(name: str) -> list[str]:
+    """The requirements in requirements/NAME, without comments (what tools/wheelhouse.sh and device-dry-run.sh read)."""
+    lines = (ROOT / "requirements" / name).read_text().splitlines()
+    return [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
 
 
 def test_python_m_vitlab_rejects_an_unknown_preset_in_one_line():
@@ -39,14 +38,15 @@ def test_vitlab_run_takes_the_gpu_preset(capsys):
 
 
 def test_wheelhouse_pins_one_version_of_each_package_the_image_lacks():
-    pinned = pins()
+    pinned = listed("gpu-wheels.txt")
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][A-Za-z0-9.+-]*", pin) for pin in pinned), pinned
     names = [normalize(pin.split("==")[0]) for pin in pinned]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     assert {"papermill", "nbclient", "nbformat", "jupyter-client", "ipykernel", "torchao"} <= set(names)
     # already in the image (a second copy would shadow its version): never carried
-    assert not set(names) & {"torch", "torchvision", "transformers", "timm", "numpy", "pyyaml", "requests",
-                             "click", "tqdm", "pygments", "psutil", "packaging", "python-dateutil"}
+    image = {normalize(re.split(r"[=<>]", line)[0]) for line in listed("gpu-image.txt")}
+    assert {"torch", "transformers", "timm", "numpy"} <= image
+    assert not set(names) & image, sorted(set(names) & image)
 
 
 def test_wheelhouse_folder_is_git_ignored():

@@ -1,5 +1,5 @@
 """findings: sentences from rows, on a CPU-like run and on seed 002's MI210 table."""
-from vitlab import findings
+from vitlab.book import findings
 
 COMMON = {"backend": "cpu", "notebook": "02_torch_compile", "model": "vit-b16-hf", "batch": 1, "group": "bf16",
           "sweep": False}

@@ -1,4 +1,4 @@
-"""The GPU lane's program work (vitlab.lane): the budget per chapter, the cap that ends a chapter and what it
+"""The GPU lane's program work (vitlab.book.lane): the budget per chapter, the cap that ends a chapter and what it
 left running, and the import of what came back."""
 import json
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vitlab import lane, layout
+from vitlab.book import lane, layout
 
 
 def test_chapter_cap_keeps_time_for_the_chapters_after_it():
@@ -84,7 +84,7 @@ def test_import_refuses_bad_input_with_one_line_and_writes_nothing(tmp_path, nam
     with pytest.raises(ValueError, match=message):
         lane.import_run(source, root)
     assert not (root / "book").exists()
-    result = subprocess.run([sys.executable, "-m", "vitlab.lane", "import", str(source)], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "vitlab.book.lane", "import", str(source)], capture_output=True,
                             text=True, cwd=root)
     assert result.returncode == 2 and result.stderr.count("\n") == 1
 

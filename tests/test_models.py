@@ -3,7 +3,8 @@ import time
 import pytest
 import torch
 
-from vitlab import models, paths
+from vitlab import models
+from vitlab.book import paths
 
 
 @pytest.mark.parametrize("name, params, classes", [

@@ -47,7 +47,7 @@ BLOCK_TORCH = "import sys; sys.modules['torch'] = None  # any `import torch` now
 
 def test_the_book_side_imports_without_torch():
     code = BLOCK_TORCH + (
-        "import vitlab, vitlab.cli, vitlab.book, vitlab.report, vitlab.results, vitlab.layout\n"
+        "import vitlab, vitlab.cli, vitlab.book, vitlab.book.report, vitlab.results, vitlab.book.layout\n"
         "rows = [{'backend': 'cpu', 'notebook': 'n', 'model': 'm', 'batch': 1, 'variant': 'eager',\n"
         "         'throughput': 2.0, 'baseline': True, 'run_id': 'r', 'time': '1'}]\n"
         "print(vitlab.results.with_speedups(rows)[0]['speedup'], vitlab.cli.build_parser().prog)\n")

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from vitlab import report
+from vitlab.book import report
 
 
 def _row(variant, throughput, *, stack_torch="2.8.0", model="m", batch=8, spread=0.02, **fields):
@@ -116,7 +116,7 @@ def test_no_figure_panel_holds_more_than_eight_runs(tmp_path, monkeypatch):
 def test_the_page_is_written_without_torch(tmp_path):
     code = ("import sys; sys.modules['torch'] = None\n"
             "from pathlib import Path\n"
-            "from vitlab import report\n"
+            "from vitlab.book import report\n"
             "rows = [{'backend': 'cpu', 'notebook': 'n', 'model': 'm', 'batch': 1, 'variant': v, 'throughput': t,\n"
             "         'baseline': v == 'eager', 'run_id': 'r', 'time': '1', 'versions': {}} for v, t in\n"
             "        (('eager', 2.0), ('fast', 4.0))]\n"

@@ -1,4 +1,4 @@
-"""vitlab.serve: one serving instance prints one JSON line per batch; instances meet at a barrier."""
+"""vitlab.workers.serve: one serving instance prints one JSON line per batch; instances meet at a barrier."""
 import json
 import threading
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from vitlab import serve
+from vitlab.workers import serve
 
 
 @pytest.fixture

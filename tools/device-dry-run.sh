@@ -32,10 +32,7 @@ quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; } 
 
 # The image's stand-in: what the nvidia-h200 image holds (the device tool's KINDS.md) and vitlab uses,
 # at the image's versions where they are known.
-IMAGE=(torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm numpy==2.5.2 pandas matplotlib
-       scikit-learn scikit-image safetensors==0.8.0 onnx==1.23.1 onnxscript==0.7.2 onnxruntime==1.30.0
-       pillow pyyaml pytest packaging psutil pygments aiohttp click requests tqdm attrs python-dateutil
-       typing-extensions)
+mapfile -t IMAGE < <(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-image.txt)
 want=$(printf '%s\n' "${IMAGE[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$env/.vitlab-dryrun" ] || [ "$(cat "$env/.vitlab-dryrun")" != "$want" ]; then
     echo "dry run: building the image's stand-in in $env (Python 3.12, torch 2.11; several GB, once)"

@@ -2,7 +2,7 @@
 # Put what tools/device-run.sh returned (the device tool's files_at folder) into the book:
 #   bash tools/device-import.sh DIR
 # DIR/NN_name.ipynb -> book/<stack>/<backend>/, DIR/<backend>.jsonl -> that stack's rows (runs already there
-# skipped); the stack comes from the rows' torch by vitlab.book.stack_of. The work is vitlab.lane.import_run.
+# skipped); the stack comes from the rows' torch by vitlab.book.runner.stack_of. The work is vitlab.book.lane.import_run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -11,4 +11,4 @@ if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 fi
 python=$(command -v python3)
 [ -x .venv/bin/python ] && python=.venv/bin/python
-PYTHONPATH=$PWD exec "$python" -m vitlab.lane import "$1"
+PYTHONPATH=$PWD exec "$python" -m vitlab.book.lane import "$1"

@@ -6,8 +6,8 @@
 # vitlab imports from this checkout through PYTHONPATH; nothing is installed into the image's Python.
 #
 # Prints the machine once, then ONE line per chapter as it finishes (ok/FAILED/TIMEOUT, seconds, rows). The
-# wheels and the kernelspec are set up here; the chapters run through `python3 -m vitlab.lane run`, which caps
-# each chapter so one runaway cannot eat the others' time (vitlab/lane.py says how). At the end $OUT holds, flat:
+# wheels and the kernelspec are set up here; the chapters run through `python3 -m vitlab.book.lane run`, which caps
+# each chapter so one runaway cannot eat the others' time (vitlab/book/lane.py says how). At the end $OUT holds, flat:
 # NN_name.ipynb per chapter that ran (NN_name.FAILED.ipynb: the executed part of one that failed),
 # <backend>.jsonl (the rows), run.log and lane.json (the outcomes): at most 7 files for the GPU chapters.
 #
@@ -53,14 +53,14 @@ printf '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}"],\
     "$python" >"$work/jupyter/kernels/python3/kernel.json"
 export JUPYTER_PATH=$work/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}
 
-# 2. The machine, once; 3. the chapters, each under a cap within the budget, files flat in $OUT (vitlab.lane).
+# 2. The machine, once; 3. the chapters, each under a cap within the budget, files flat in $OUT (vitlab.book.lane).
 if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,memory.total --format=csv 2>&1 | tee -a "$log"
 fi
-python3 -m vitlab.lane machine 2>&1 | tee -a "$log"
+python3 -m vitlab.book.lane machine 2>&1 | tee -a "$log"
 chapters=()
 [ -z "${CHAPTERS:-}" ] || read -r -a chapters <<<"$CHAPTERS"
-python3 -m vitlab.lane run --out "$OUT" --backend "$backend" --preset "$preset" \
+python3 -m vitlab.book.lane run --out "$OUT" --backend "$backend" --preset "$preset" \
     --budget "$(( budget - (SECONDS - start) ))" --reserve "$reserve" ${chapters[@]:+--chapters "${chapters[@]}"}
 status=$?
 rm -rf "$work"

@@ -3,55 +3,11 @@
 # Python 3.12 on x86-64 Linux. tools/device-run.sh installs them there (no network on that machine).
 #   bash tools/wheelhouse.sh          download what is missing, drop any wheel not pinned below
 #
-# The image (the device tool's KINDS.md, nvidia-h200) already holds torch 2.11, transformers,
-# timm, numpy, pandas, matplotlib, scikit-learn, scikit-image, onnx, onnxruntime, pyyaml, click,
-# requests, tqdm, pygments, psutil, python-dateutil, attrs, packaging, typing-extensions, aiohttp.
-# PINS are exactly what papermill, nbclient, nbformat, jupyter_client and ipykernel need beyond
-# those (their Requires-Dist, followed down), plus torchao. One version of each: two stop the
-# install. Every pin resolves on Python 3.12 (Requires-Python checked).
+# The image holds requirements/gpu-image.txt; the pins are requirements/gpu-wheels.txt (one list each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PINS=(
-    # papermill and the notebook machinery
-    papermill==2.7.0
-    nbclient==0.11.0
-    nbformat==5.11.1
-    jupyter_client==8.10.0
-    jupyter_core==5.9.1
-    ipykernel==7.4.0
-    traitlets==5.16.1
-    entrypoints==0.4.2
-    tenacity==9.2.1
-    fastjsonschema==2.22.3
-    jsonschema==4.26.0
-    jsonschema-specifications==2025.9.1
-    referencing==0.37.0
-    rpds-py==2026.9.1
-    platformdirs==4.14.9
-    pyzmq==27.3.0
-    tornado==6.6.1
-    # the kernel: ipykernel's and IPython's needs
-    comm==0.2.3
-    debugpy==1.8.22
-    nest-asyncio2==1.7.4
-    matplotlib-inline==0.2.2
-    ipython==9.18.1
-    ipython-pygments-lexers==1.1.1
-    jedi==0.20.1
-    parso==0.8.7
-    pexpect==4.9.0
-    ptyprocess==0.7.0
-    prompt_toolkit==3.0.53
-    wcwidth==0.9.4
-    stack_data==0.6.3
-    executing==2.3.0
-    asttokens==3.0.2
-    pure_eval==0.2.4
-    # torchao 0.18.0: its C++ ops load with torch >= 2.11.0 (its __init__ checks that), the same
-    # release as requirements/current.txt; chapters 03/04 use its PT2E and quantize_ paths.
-    torchao==0.18.0
-)
+mapfile -t PINS < <(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-wheels.txt)
 LIMIT_MIB=40
 
 normalize() { tr 'A-Z_.' 'a-z--' <<<"$1"; }   # PEP 503: Foo_Bar.baz -> foo-bar-baz

@@ -43,7 +43,7 @@ def _env(args) -> int:
 
 def _run(args) -> int:
     """Resolve every argument once (a bad one: one line, exit 2, nothing touched), then run the chapters."""
-    from vitlab import book, layout
+    from vitlab.book import runner as book, layout
     from vitlab.chapter import PRESET_NAMES
     try:
         if args.preset not in PRESET_NAMES:
@@ -69,7 +69,7 @@ def _run(args) -> int:
 def _book(args) -> int:
     import subprocess
 
-    from vitlab import book
+    from vitlab.book import runner as book
     try:
         index = book.build()
     except subprocess.CalledProcessError as error:
@@ -82,7 +82,8 @@ def _book(args) -> int:
 def _check_rows(args) -> int:
     """The rows of one stack under a book folder keep the contract (results.row_problems); the current stack has no
     IPEX. Exit 1 when there are no rows or any problem."""
-    from vitlab import layout, results
+    from vitlab.book import layout
+    from vitlab import results
     rows = results.latest_runs(results.load(layout.rows_dir(args.stack, args.book_dir or layout.ROOT / "book")))
     problems = results.row_problems(rows)
     if args.stack == "current":
@@ -97,7 +98,7 @@ def _check_rows(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vitlab.layout import BACKEND_CHOICES as CHOICES, STACKS
+    from vitlab.book.layout import BACKEND_CHOICES as CHOICES, STACKS
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     env = commands.add_parser("env", help="print the hardware/software report")

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-from vitlab.paths import cache_dir, hub_offline_reason
+from vitlab.book.paths import cache_dir, hub_offline_reason
 
 
 def cat_image():
@@ -39,6 +39,7 @@ class Data:
     num_classes: int
     img_size: int
     note: str = ""
+    dataset: str = "digits"  # which set: "digits" or "cifar10" (the key that names saved weights)
 
     def __str__(self) -> str:
         return (f"{self.name}: {len(self.train.dataset)} train / {len(self.test.dataset)} held-out images, "
@@ -96,12 +97,13 @@ def classification_data(img_size: int = 32, dataset: str = "auto", batch_size: i
     if dataset not in ("auto", "cifar10", "digits"):
         raise ValueError(f"unknown dataset {dataset!r}: choose auto, cifar10 or digits")
     note = ""
-    tensors = None
+    tensors, key = None, "digits"
     if dataset in ("auto", "cifar10"):
         why = _cifar_unavailable()
         if why is None:
             try:
                 tensors, name = _cifar10_tensors(img_size, limit), "CIFAR-10"
+                key = "cifar10"
             except Exception as error:
                 why = f"download failed ({error.__class__.__name__})"
         if tensors is None:
@@ -112,4 +114,4 @@ def classification_data(img_size: int = 32, dataset: str = "auto", batch_size: i
     generator = torch.Generator().manual_seed(seed)
     train = DataLoader(TensorDataset(xtr, ytr), batch_size=batch_size, shuffle=True, generator=generator)
     test = DataLoader(TensorDataset(xte, yte), batch_size=256)
-    return Data(name, train, test, 10, img_size, note)
+    return Data(name, train, test, 10, img_size, note, key)

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from vitlab.paths import hub_offline_reason
-from vitlab.text import first_line
+from vitlab.book.paths import hub_offline_reason
+from vitlab.book.text import first_line
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def build(name: str, pretrained: bool = False, num_classes: int | None = None) -
     """Build model `name` (see MODELS) in eval mode; it maps pixels (N,3,H,W) to logits (N,classes).
 
     With pretrained=True the hub's weights are loaded when the hub is reachable; otherwise the same
-    architecture gets random weights and one line says so. `model.vitlab_weights` tells which.
+    architecture gets random weights and one line says so. `model.vitlab_weights` says which, and `model.vitlab_pretrained` is True only when the hub's
+    weights loaded.
     """
     if name not in MODELS:
         raise KeyError(f"unknown model {name!r}: choose one of {', '.join(MODELS)}")
@@ -123,6 +124,7 @@ def build(name: str, pretrained: bool = False, num_classes: int | None = None) -
         model = HFLogits(model)
     model.vitlab_name = name
     model.vitlab_weights = weights
+    model.vitlab_pretrained = pretrained
     model.vitlab_img_size = spec.img_size
     return model.eval()
 

@@ -1,44 +1,22 @@
-"""The row schema: what one measurement records, the chapter's recorder, and what rows mean together.
+"""Writing rows: what one measurement records and the chapter's recorder (the row contract itself, torch-free,
+is vitlab.book.rows; its names are re-exported here for the chapters).
 
-A chapter opens one recorder with its context and every row it writes carries that context:
+A chapter gets one recorder with its context from `vitlab.chapter.start`, and every row it writes carries that context:
 
-    rec = vitlab.results.recorder(NOTEBOOK, device, preset)
     rec.record("vit-b16-hf", "eager fp32", 1, timing=t, baseline=True)
     rec.record("vit-b16-hf", "compile default", 1, timing=t2, correct=vitlab.results.correctness(out, ref))
 
-Rows compare within a *comparison group*: (backend, notebook, model, batch, group, sweep). Each group
-has exactly one row with `baseline: true`; `speedup` is a row's throughput over that row's.
-Batch-sweep rows carry `sweep: true`; a variant whose tool is missing is one row with
-`skipped: "<why>"` and no timing. Every row carries a `status` field (STATUSES): code reads it,
-never the `reason` sentence. torch is imported only when a row is made.
+torch is imported only when a row is made.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import uuid
 from functools import lru_cache
 from pathlib import Path
 
-from vitlab.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
-
-TIMING_FIELDS = ("median_ms", "p90_ms", "throughput", "iters", "compile_s", "spread")
-STATUSES = ("ok", "not engaged", "failed", "skipped")  # a row's `status`: what code reads instead of sentences
-
-
-def new_run_id() -> str:
-    """A fresh run id (a chapter run outside `vitlab run` makes its own when it starts)."""
-    return uuid.uuid4().hex[:12]
-
-
-def status_of(row: dict) -> str:
-    """A row's status; rows written before the field existed get it from their fields."""
-    if row.get("status"):
-        return row["status"]
-    if row.get("skipped"):
-        return "skipped"
-    if row.get("failed"):
-        return "failed"
-    return "ok" if row.get("engaged", True) else "not engaged"
+from vitlab.book.rows import (STATUSES, TIMING_FIELDS, baseline_problems, comparison_key,  # noqa: F401  (re-exported)
+                              latest_runs, new_run_id, row_problems, status_of, with_speedups)
+from vitlab.book.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
 
 
 @lru_cache(maxsize=None)
@@ -125,53 +103,3 @@ def recorder(notebook: str, device, preset: str, path: Path | str | None = None,
              git_sha: str | None = None) -> Recorder:
     """Open a recorder (rows go to `path`, else results_dir()/<backend>.jsonl); chapters get theirs from start()."""
     return Recorder(notebook, device, preset, path, run_id, git_sha)
-
-
-def comparison_key(row: dict) -> tuple:
-    """The comparison group a row belongs to: rows compare only within one."""
-    return (row.get("backend"), row.get("notebook"), row.get("model"), row.get("batch"),
-            row.get("group"), bool(row.get("sweep")))
-
-
-def with_speedups(rows: list[dict]) -> list[dict]:
-    """Each row plus `speedup`: its throughput over its comparison group's baseline row's (None without one)."""
-    baselines = {comparison_key(r): r for r in rows if r.get("baseline")}
-    out = []
-    for row in rows:
-        base = baselines.get(comparison_key(row))
-        speedup = None
-        if base and base.get("throughput") and row.get("throughput"):
-            speedup = row["throughput"] / base["throughput"]
-        out.append({**row, "speedup": speedup})
-    return out
-
-
-def baseline_problems(rows: list[dict]) -> list[str]:
-    """Comparison groups without exactly one baseline row (groups of untimed rows only, skipped or failed, are
-    exempt: nothing in them is compared)."""
-    counts: dict[tuple, int] = {}
-    for row in rows:
-        if status_of(row) not in ("skipped", "failed"):
-            counts.setdefault(comparison_key(row), 0)
-            counts[comparison_key(row)] += bool(row.get("baseline"))
-    return [f"{key}: {n} baseline rows" for key, n in counts.items() if n != 1]
-
-
-def latest_runs(rows: list[dict]) -> list[dict]:
-    """Only the rows of the most recent run of each (backend, notebook)."""
-    newest: dict[tuple, tuple] = {}
-    for row in rows:
-        key = (row.get("backend"), row.get("notebook"))
-        stamp = (row.get("time", ""), row.get("run_id"))
-        if key not in newest or stamp[0] > newest[key][0]:
-            newest[key] = stamp
-    return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
-
-
-def row_problems(rows: list[dict]) -> list[str]:
-    """What breaks the row contract in the latest run of each notebook among `rows`: a comparison group without
-    exactly one baseline row, or a skipped or failed row that carries a timing."""
-    latest = latest_runs(rows)
-    timed = [f"{row.get('notebook')}: {status_of(row)} row {row.get('variant')!r} carries a timing" for row in latest
-             if status_of(row) in ("skipped", "failed") and any(row.get(k) is not None for k in TIMING_FIELDS)]
-    return baseline_problems(latest) + timed

@@ -16,7 +16,7 @@ import logging
 import warnings
 from pathlib import Path
 
-from vitlab.text import first_line
+from vitlab.book.text import first_line
 
 DISTRIBUTIONS = ("openvino", "nncf", "onnxruntime", "onnx", "onnxscript", "optimum-intel")
 # ONNX Runtime's integer kernels: a QDQ model whose optimised graph holds none of them ran its matmuls in float

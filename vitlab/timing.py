@@ -9,7 +9,7 @@ from typing import Any, Callable, NamedTuple
 import torch
 
 from vitlab.device import synchronize
-from vitlab.text import first_line
+from vitlab.book.text import first_line
 
 
 @dataclass

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from vitlab.data import Data, classification_data
-from vitlab.paths import cache_dir
+from vitlab.book.paths import cache_dir
 from vitlab.device import synchronize
 from vitlab.models import build
 
@@ -152,7 +152,7 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
     elif "intel_extension_for_pytorch" in sys.modules:
         # Importing IPEX swaps in its own CPU LayerNorm kernel (fp32 results move in the 7th digit), so
         # weights trained here would depend on the caller's imports: train in a fresh interpreter instead.
-        subprocess.run([sys.executable, "-m", "vitlab.train", name, dataset, _recipe_key(recipe), str(device)],
+        subprocess.run([sys.executable, "-m", "vitlab.workers.train", name, dataset, _recipe_key(recipe), str(device)],
                        check=True)
         model = build(name)
         load_model(model, str(path))
@@ -180,7 +180,7 @@ _STEP_FIELDS = {  # structured row fields: what each variant changes (the name i
 def try_line(line: str, action) -> None:
     """Run one line of a training script (`action`) and print what it did and what it warned."""
     import warnings
-    from vitlab.text import first_line, shorten
+    from vitlab.book.text import first_line, shorten
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -226,8 +226,8 @@ def prepare_step(variant: str, trained_model: nn.Module, device="cpu"):
     elif variant == "bf16 autocast":
         amp, reason = torch.bfloat16, f"torch.autocast({torch.device(device).type!r}, bfloat16): " \
                                       f"{optimize.bf16_note(device)[1]}"
-    elif variant.startswith("ipex.optimize"):
-        amp = torch.bfloat16 if variant.endswith("bf16") else None
+    elif _STEP_FIELDS.get(variant, {}).get("runtime") == "ipex":
+        amp = torch.bfloat16 if _STEP_FIELDS[variant]["precision"] == "bf16" else None
         applied = optimize.ipex_optimize(model, optimizer, dtype=amp)
         model, optimizer, engaged, reason = applied.model, applied.optimizer, applied.engaged, applied.reason
     elif variant == "torch.compile":
@@ -284,13 +284,13 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, errors and gradient-less backward
     passes as failed rows, timed rows with their held-out correctness and accuracy."""
     from vitlab import ipex as ipex_guard
-    from vitlab.text import first_line
+    from vitlab.book.text import first_line
     from vitlab.timing import interleaved
     reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
     rows, ready, batch = [], {}, len(images)
     common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}))
     for variant in variants:
-        if variant.startswith("ipex") and not ipex_guard.available():
+        if common(variant).get("runtime") == "ipex" and not ipex_guard.available():
             rows.append(rec.record(name, variant, batch, skipped=ipex_guard.status(), **common(variant)))
             continue
         try:
@@ -310,7 +310,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
 def gradient_check(row: dict) -> str:
     """One phrase for a training-step row's gradient check (its `grads` field), for the page's prose."""
     from vitlab.results import status_of
-    from vitlab.text import shorten
+    from vitlab.book.text import shorten
     if not row.get("grads"):
         return f"no step to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
     got, want = row["grads"].split("/")
@@ -320,9 +320,9 @@ def gradient_check(row: dict) -> str:
 
 def step_table(rows: list[dict]):
     """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness."""
-    from vitlab.findings import compare
+    from vitlab.book.findings import compare
     from vitlab.results import status_of
-    from vitlab.text import markdown_table
+    from vitlab.book.text import markdown_table
     base = {r["model"]: r for r in rows if r.get("baseline")}
     table = []
     for r in rows:
@@ -335,9 +335,3 @@ def step_table(rows: list[dict]):
                       "status": status_of(r), "note": r.get("reason")})
     return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "spread": ".0%", "first step s": ".1f",
                                   "top-1 vs fp32": ".0%", "held-out": ".1%"}, limit=60)
-
-
-if __name__ == "__main__":  # python -m vitlab.train NAME DATASET RECIPE_JSON DEVICE: what trained() runs
-    _name, _dataset, _recipe, _device = sys.argv[1:5]
-    _model, _, _ = train_recipe(_name, _dataset, json.loads(_recipe), _device)
-    save_weights(_model.cpu(), weights_path(_name, _dataset), json.loads(_recipe))

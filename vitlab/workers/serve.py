@@ -1,7 +1,7 @@
 """One serving instance: the trained digits ViT (fp32, PT2E INT8 or IPEX INT8), timed, one JSON line per batch.
 
     python -m torch.backends.xeon.run_cpu --ncores-per-instance 1 --ninstances 2 --no-python \
-        python -m vitlab.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
+        python -m vitlab.workers.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
 
 INT8 models are quantized in this process, calibrated on the first --calibration-images training images in
 batches of 32 (pass the chapter's own count, so the served model is the one the chapter scored); with --accuracy
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-KINDS = ("fp32", "pt2e-int8", "ipex-int8")
+KINDS = {"fp32": "fp32", "pt2e-int8": "int8", "ipex-int8": "int8"}  # kind -> the precision it computes in
 
 
 def build(kind: str, weights: str | None = None, calibration_images: int = 256):
@@ -67,7 +67,7 @@ def barrier(folder: str | None, instances: int, tag: str, timeout_s: float = 600
 def main(argv: list[str] | None = None) -> list[dict]:
     from vitlab.chapter import steady_allocator
     steady_allocator()  # as in the chapters' own process: freed buffers stay mapped between calls
-    parser = argparse.ArgumentParser(prog="python -m vitlab.serve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vitlab.workers.serve", description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=KINDS, nargs="+", default=["fp32"], help="one or more, timed in turn")
     parser.add_argument("--weights", help="a .safetensors file of the digits ViT (default: vitlab.train.trained)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
@@ -122,7 +122,7 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
         for batch in batches:
             mine = [line for line in lines if line["model"] == kind and line["batch"] == batch]
             fields = dict(group="serving", instances=instances, cores_per_instance=cores_each, runtime="serve",
-                          precision=kind.split("-")[-1], method=kind)
+                          precision=KINDS[kind], method=kind)
             variant = f"serve {kind} {instances}x{cores_each}"
             why = (mine[0].get("skipped") if mine else None) or (
                 None if len(mine) == instances else f"{len(mine)} of {instances} instances reported")

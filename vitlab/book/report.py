@@ -9,10 +9,10 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from vitlab import layout
-from vitlab.findings import DEFAULT_BAND, Finding, compare, findings
-from vitlab.results import latest_runs, status_of, with_speedups
-from vitlab.text import markdown_table
+from vitlab.book import layout
+from vitlab.book.findings import DEFAULT_BAND, Finding, compare, findings
+from vitlab.book.rows import latest_runs, status_of, with_speedups
+from vitlab.book.text import markdown_table
 
 # Two rows measure the same thing on two stacks only when all of these are equal (a field a row lacks is None,
 # which matches only another row lacking it): same chapter, model, variant, batch and comparison, and the same

@@ -1,8 +1,8 @@
 """The GPU lane: run the chapters on a lent machine within a time budget, and import what comes back. Torch-free.
 
-    python3 -m vitlab.lane machine                       what the machine is (one block, for the log)
-    python3 -m vitlab.lane run --out DIR [--backend cuda --preset gpu --budget 540 --chapters 01 02 04]
-    python3 -m vitlab.lane import DIR                    the returned files -> book/<stack>/<backend>/, rows
+    python3 -m vitlab.book.lane machine                       what the machine is (one block, for the log)
+    python3 -m vitlab.book.lane run --out DIR [--backend cuda --preset gpu --budget 540 --chapters 01 02 04]
+    python3 -m vitlab.book.lane import DIR                    the returned files -> book/<stack>/<backend>/, rows
 
 tools/device-run.sh sets the machine up (carried wheels, a kernelspec) and calls `run`; tools/device-import.sh
 calls `import`. Each chapter is one `vitlab run --summary` under a cap, so one runaway chapter cannot eat the
@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from vitlab import layout
-from vitlab.store import append, load_file
+from vitlab.book import layout
+from vitlab.book.store import append, load_file
 
 # What the GPU machine's image lacks for `vitlab run` (the device tool's KINDS.md, nvidia-h200): the one list.
 IMAGE_LACKS = ("papermill", "nbclient", "nbformat", "jupyter_client", "ipykernel", "torchao")
@@ -159,7 +159,7 @@ def _collect(found: list[ChapterRun], scratch: Path, out: Path, root: Path) -> N
 def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
     """The files a lane run returned -> the book: each <backend>.jsonl's rows appended (runs already there skipped)
     to that stack's rows file, each NN_name.ipynb to that stack's pages. ValueError (one line) on bad input."""
-    from vitlab.book import stack_of
+    from vitlab.book.runner import stack_of
     book = root / "book"
     rows_files = sorted(source.glob("*.jsonl"))
     if not rows_files:
@@ -219,7 +219,7 @@ def machine() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vitlab.lane", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vitlab.book.lane", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("machine")
     run = commands.add_parser("run")
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print("\n".join(import_run(args.source)))
         except (ValueError, OSError) as error:
-            print(f"vitlab.lane import: {error}", file=sys.stderr)
+            print(f"vitlab.book.lane import: {error}", file=sys.stderr)
             return 2
         return 0
     chapters = args.chapters or (list(GPU_CHAPTERS) if args.backend != "cpu" else

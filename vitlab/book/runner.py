@@ -13,11 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from vitlab import layout
-from vitlab.paths import hub_offline_reason
-from vitlab.report import write_results_page
-from vitlab.store import append, git_sha, load, load_file as load_rows
-from vitlab.text import headline
+from vitlab.book import layout
+from vitlab.book.paths import hub_offline_reason
+from vitlab.book.report import write_results_page
+from vitlab.book.store import append, git_sha, load, load_file as load_rows
+from vitlab.book.text import headline
 
 ROOT = layout.ROOT
 

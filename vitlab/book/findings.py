@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import json
 
-from vitlab.results import comparison_key, status_of
-from vitlab.text import markdown_table
+from vitlab.book.rows import comparison_key, status_of
+from vitlab.book.text import markdown_table
 
 DEFAULT_BAND = 0.05  # the noise band when a row has no measured spread: ±5%
 

@@ -1,6 +1,6 @@
 """Data-parallel training with DistributedDataParallel (DDP), started by torchrun.
 
-    torchrun --standalone --nproc_per_node=2 -m vitlab.ddp --steps 5 --batch 32
+    torchrun --standalone --nproc_per_node=2 -m vitlab.workers.ddp --steps 5 --batch 32
 
 Every process (rank) builds the same ViT, reads its own shard of the digits set
 (DistributedSampler) and trains a few steps. DDP all-reduces (averages) the gradients during
@@ -31,9 +31,9 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-from vitlab.layout import BACKENDS
+from vitlab.book.layout import BACKENDS
 
-# The collective library per device (vitlab.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
+# The collective library per device (vitlab.book.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
 # ROCm builds, same name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
 PROCESS_GROUP_BACKENDS = {b.device_type: b.process_group for b in BACKENDS.values() if b.process_group}
 SUMMARY_PREFIX = "VITLAB_DDP_SUMMARY "
@@ -76,7 +76,7 @@ def window_spread(step_s: list[float], windows: int = 3) -> float | None:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m vitlab.ddp", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vitlab.workers.ddp", description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="vit-32px", help="a vitlab.models preset (default vit-32px)")
     parser.add_argument("--steps", type=int, default=5, help="timed training steps per rank")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps first (DDP sets up its buckets)")
@@ -91,24 +91,28 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])  # set by torchrun
+def join(args) -> tuple[int, torch.device]:
+    """This rank's number and device, with its process group initialised (torchrun sets RANK and LOCAL_RANK)."""
+    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
     from vitlab.chapter import steady_allocator
     steady_allocator()  # as in the chapters' own process: freed buffers stay mapped between steps
     device = rank_device(args.backend, local_rank)
     if device.type != "cpu":
         getattr(torch, device.type).set_device(device)  # before init: NCCL/XCCL bind to this device
     dist.init_process_group(process_group_backend(device), timeout=datetime.timedelta(seconds=args.timeout))
-    world_size = dist.get_world_size()
+    return rank, device
 
+
+def train_steps(args, rank: int, device: torch.device) -> dict:
+    """Warm-up steps, then `args.steps` timed steps, all ranks together: this rank's measurements."""
     from vitlab.data import classification_data
+    from vitlab.device import synchronize
     from vitlab.models import build
     torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's at wrap time)
     model = build(args.model).to(device).train()
     model = DistributedDataParallel(model, device_ids=None if device.type == "cpu" else [device])
     dataset = classification_data(32, "digits").train.dataset
-    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
+    sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=args.batch, sampler=sampler, drop_last=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
@@ -127,10 +131,7 @@ def main(argv=None) -> None:
         if step == args.warmup + args.steps:
             break
         if step == args.fail_step and rank == args.fail_rank:
-            print(f"rank {rank}: simulated {args.fail_mode} at step {step}", file=sys.stderr, flush=True)
-            if args.fail_mode == "kill":
-                os.kill(os.getpid(), signal.SIGKILL)
-            time.sleep(10**6)  # stuck: the other ranks wait in all-reduce until --timeout
+            fail(args.fail_mode, rank, step)
         if first_labels is None:
             first_labels = labels[:8].tolist()
         images, labels = images.to(device), labels.to(device)
@@ -139,26 +140,40 @@ def main(argv=None) -> None:
         loss.backward()  # DDP: gradients are averaged across ranks here, bucket by bucket
         optimizer.step()
         losses.append(loss.item())
-    from vitlab.device import synchronize
     synchronize(device)
     elapsed = time.perf_counter() - start
-
-    mine = {"rank": rank, "device": str(device), "threads": torch.get_num_threads(),
+    return {"rank": rank, "device": str(device), "threads": torch.get_num_threads(),
             "images_per_s": round(args.batch * args.steps / elapsed, 2),
             "spread": window_spread([b - a for a, b in zip([start] + step_ends, step_ends)]),
             "parameter_hash": parameter_hash(model), "first_batch_labels": first_labels,
             "last_loss": round(losses[-1], 4)}
-    ranks = [None] * world_size
+
+
+def fail(mode: str, rank: int, step: int) -> None:
+    """The simulated fault: this rank dies (SIGKILL, a crash) or hangs (the others wait until the timeout)."""
+    print(f"rank {rank}: simulated {mode} at step {step}", file=sys.stderr, flush=True)
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(10**6)  # stuck: the other ranks wait in all-reduce until --timeout
+
+
+def summarize(args, ranks: list[dict]) -> dict:
+    """Rank 0's summary of every rank's measurements: total throughput, the worst spread, identical weights."""
+    return {"world_size": len(ranks), "process_group": dist.get_backend(), "model": args.model, "mode": "DDP",
+            "batch_per_rank": args.batch, "steps": args.steps,
+            "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
+            "spread": max((r["spread"] for r in ranks if r["spread"] is not None), default=None),
+            "parameters identical across ranks": len({r["parameter_hash"] for r in ranks}) == 1, "ranks": ranks}
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    rank, device = join(args)
+    mine = train_steps(args, rank, device)
+    ranks = [None] * dist.get_world_size()
     dist.all_gather_object(ranks, mine)
     if rank == 0:
-        hashes = {r["parameter_hash"] for r in ranks}
-        summary = {"world_size": world_size, "backend": dist.get_backend(), "model": args.model,
-                   "mode": "DDP",
-                   "batch_per_rank": args.batch, "steps": args.steps,
-                   "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
-                   "spread": max((r["spread"] for r in ranks if r["spread"] is not None), default=None),
-                   "parameters identical across ranks": len(hashes) == 1, "ranks": ranks}
-        print(SUMMARY_PREFIX + json.dumps(summary), flush=True)
+        print(SUMMARY_PREFIX + json.dumps(summarize(args, ranks)), flush=True)
     dist.destroy_process_group()
 
 
@@ -220,20 +235,20 @@ class Launch:
         """What a result row says about this launch: images/s of all ranks, world size, spread, or why it failed."""
         summary = self.summary or {}
         ranks = summary.get("ranks", [])
-        how = f"{len(ranks)} process(es) x {ranks[0]['threads']} thread(s), {summary['backend']}" if ranks else ""
+        how = f"{len(ranks)} process(es) x {ranks[0]['threads']} thread(s), {summary['process_group']}" if ranks else ""
         return dict(throughput=summary.get("images_per_s") if self.ok else None, world_size=len(ranks) or None,
                     spread=summary.get("spread"), reason=self.failure() or how, returncode=self.returncode,
                     wall_s=round(self.wall_s, 1))
 
 
 def torchrun_command(nproc: int, args: list[str] = (), rendezvous: list[str] = ("--standalone",)) -> list[str]:
-    """`torchrun --standalone --nproc_per_node=N -m vitlab.ddp ARGS` run with this Python.
+    """`torchrun --standalone --nproc_per_node=N -m vitlab.workers.ddp ARGS` run with this Python.
 
     rendezvous replaces --standalone for several machines, e.g. ["--nnodes=2", "--rdzv-backend=c10d",
     "--rdzv-endpoint=node0:29500", "--rdzv-id=job1"].
     """
     return [sys.executable, "-m", "torch.distributed.run", *rendezvous, f"--nproc_per_node={nproc}",
-            "-m", "vitlab.ddp", *map(str, args)]
+            "-m", "vitlab.workers.ddp", *map(str, args)]
 
 
 def free_port() -> int:
