@@ -192,6 +192,21 @@ class FrozenCompiled(nn.Module):
             return self.compiled(*args)
 
 
+def inductor_gemm_route(dynamic: bool, features: tuple[int, int] = (768, 3072), tokens: int = 197) -> str:
+    """Which GEMM Inductor's generated code calls for an fp32 Linear-GELU-Linear block of ViT-B's sizes, compiled
+    with freezing (FrozenCompiled) and static or dynamic shapes: oneDNN's packed linear, MKL's packed GEMM or
+    ATen's plain mm. It reads the generated code (torch._inductor.utils.run_and_get_code), not a timing."""
+    from torch._inductor.utils import run_and_get_code
+    torch._dynamo.reset()
+    block = nn.Sequential(nn.Linear(*features), nn.GELU(), nn.Linear(*reversed(features))).eval()
+    _, code = run_and_get_code(FrozenCompiled(block, dynamic=dynamic), torch.randn(2, tokens, features[0]))
+    torch._dynamo.reset()
+    code = "\n".join(code)
+    if "_linear_pointwise" in code:
+        return "oneDNN's packed linear"
+    return "MKL's packed GEMM" if "mkl_linear" in code else "ATen's mm (no packing)"
+
+
 def count_qdq(graph_module) -> int:
     """Quantize/dequantize nodes in an FX graph; 0 after convert_pt2e means nothing was quantized."""
     return sum(node.op == "call_function" and "quantized_decomposed" in str(node.target)
