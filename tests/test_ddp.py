@@ -53,7 +53,7 @@ def test_a_killed_rank_fails_the_launch_within_90_s(killed_rank):
 # torchrun's (torch.distributed.elastic) report of a failed launch, as it prints it; abridged.
 TORCHRUN_ROOT_CAUSE = """\
 [rank1]: Traceback (most recent call last):
-[rank1]:   File "vitlab/ddp.py", line 120, in main
+[rank1]:   File "vitlab/workers/ddp.py", line 131, in fail
 [rank1]: RuntimeError: rank 1 was told to fail at step 1
 E1201 11:40:02.123000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 1
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:

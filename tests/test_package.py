@@ -10,23 +10,50 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "vitlab"
 
 
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+MODULES = {_module(p): p for p in PACKAGE.rglob("*.py")}
+
+
 def _imports(path: Path) -> set[str]:
-    """vitlab modules that `path` imports anywhere (module level or inside functions)."""
+    """The vitlab modules and the top-level outside packages that `path` imports anywhere (module level or inside
+    functions): `from vitlab.book import rows` counts as vitlab.book.rows."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("vitlab"):
-            names = [f"{node.module}.{a.name}" for a in node.names]
-            found |= {n for n in names if (PACKAGE / f"{n.split('.')[-1]}.py").exists() and n.count(".") == 1}
-            if node.module != "vitlab":
-                found.add(node.module)
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in MODULES}
         elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("vitlab.")}
-    return {n.split(".")[1] for n in found if "." in n} - {path.stem}
+            found |= {a.name for a in node.names}
+    return {n if n.startswith("vitlab") else n.split(".")[0] for n in found} - {_module(path)}
+
+
+def _layer(module: str) -> int:
+    """book (torch-free) < the lab library (top level) < workers; the entry points sit above them all."""
+    if module in ("vitlab.cli", "vitlab.__main__"):
+        return 3
+    return 0 if module.startswith("vitlab.book") else 2 if module.startswith("vitlab.workers") else 1
+
+
+def test_imports_point_down_the_layers_and_the_book_never_imports_torch():
+    assert {"vitlab.book.rows", "vitlab.results", "vitlab.workers.ddp"} <= set(MODULES)
+    up, torch_in_book = [], []
+    for module, path in MODULES.items():
+        for target in _imports(path):
+            if target.startswith("vitlab") and target not in ("vitlab", "vitlab.book", "vitlab.workers") \
+                    and _layer(target) > _layer(module):
+                up.append(f"{module} -> {target}")
+            if module.startswith("vitlab.book") and target in ("torch", "torchvision", "timm", "transformers"):
+                torch_in_book.append(f"{module} imports {target}")
+    assert up == []
+    assert torch_in_book == []
 
 
 def test_no_import_cycle_in_vitlab():
-    graph = {p.stem: _imports(p) for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    assert graph["data"] and "models" not in graph["data"]  # the old data <-> models cycle stays gone
+    graph = {m: {t for t in _imports(p) if t in MODULES and t != "vitlab"} for m, p in MODULES.items()}
+    assert graph["vitlab.data"] and "vitlab.models" not in graph["vitlab.data"]  # the old data <-> models cycle
     state = {}
 
     def visit(node, trail):
@@ -47,7 +74,7 @@ BLOCK_TORCH = "import sys; sys.modules['torch'] = None  # any `import torch` now
 
 def test_the_book_side_imports_without_torch():
     code = BLOCK_TORCH + (
-        "import vitlab, vitlab.cli, vitlab.book, vitlab.book.report, vitlab.results, vitlab.book.layout\n"
+        "import vitlab, vitlab.cli, vitlab.book.report, vitlab.book.runner, vitlab.book.lane, vitlab.results\n"
         "rows = [{'backend': 'cpu', 'notebook': 'n', 'model': 'm', 'batch': 1, 'variant': 'eager',\n"
         "         'throughput': 2.0, 'baseline': True, 'run_id': 'r', 'time': '1'}]\n"
         "print(vitlab.results.with_speedups(rows)[0]['speedup'], vitlab.cli.build_parser().prog)\n")

@@ -32,7 +32,9 @@ quiet() { grep -v "is ignored: it is neither a file nor a directory" || true; } 
 
 # The image's stand-in: what the nvidia-h200 image holds (the device tool's KINDS.md) and vitlab uses,
 # at the image's versions where they are known.
-mapfile -t IMAGE < <(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-image.txt)
+image=$(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-image.txt)  # set -e stops here if it is unreadable
+[ -n "$image" ] || { echo "dry run: requirements/gpu-image.txt lists nothing" >&2; exit 1; }
+mapfile -t IMAGE <<<"$image"
 want=$(printf '%s\n' "${IMAGE[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$env/.vitlab-dryrun" ] || [ "$(cat "$env/.vitlab-dryrun")" != "$want" ]; then
     echo "dry run: building the image's stand-in in $env (Python 3.12, torch 2.11; several GB, once)"

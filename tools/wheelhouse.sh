@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Build .whl/ (git-ignored): the wheels the GPU machine's image lacks for `vitlab run`, for its
 # Python 3.12 on x86-64 Linux. tools/device-run.sh installs them there (no network on that machine).
-#   bash tools/wheelhouse.sh          download what is missing, drop any wheel not pinned below
+#   bash tools/wheelhouse.sh          download what is missing, drop any wheel not pinned
 #
 # The image holds requirements/gpu-image.txt; the pins are requirements/gpu-wheels.txt (one list each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mapfile -t PINS < <(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-wheels.txt)
+pins=$(sed "s/#.*//; s/[[:space:]]//g; /^$/d" requirements/gpu-wheels.txt)  # set -e stops here if it is unreadable
+[ -n "$pins" ] || { echo "wheelhouse: requirements/gpu-wheels.txt pins nothing" >&2; exit 1; }
+mapfile -t PINS <<<"$pins"
 LIMIT_MIB=40
 
 normalize() { tr 'A-Z_.' 'a-z--' <<<"$1"; }   # PEP 503: Foo_Bar.baz -> foo-bar-baz

@@ -26,7 +26,7 @@ from pathlib import Path
 from vitlab.book import layout
 from vitlab.book.store import append, load_file
 
-# What the GPU machine's image lacks for `vitlab run` (the device tool's KINDS.md, nvidia-h200): the one list.
+# The machine report's key packages that the GPU image lacks (all of them, pinned: requirements/gpu-wheels.txt).
 IMAGE_LACKS = ("papermill", "nbclient", "nbformat", "jupyter_client", "ipykernel", "torchao")
 GPU_CHAPTERS = ("01", "02", "04")  # 03 and 05 measure the host CPU: on a GPU run their rows are not the GPU's
 FINISH_S = 25   # kept at the end: the last chapter's SIGKILL grace and copying the files out
@@ -207,12 +207,12 @@ def machine() -> list[str]:
         except md.PackageNotFoundError:
             return "-"
     lines = [f"python {platform.python_version()} ({sys.executable})"]
-    try:
-        import torch
-        gpu = f"{torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}" if torch.cuda.is_available() else "no GPU"
-        lines.append(f"torch {torch.__version__} ({gpu})")
-    except ImportError as error:
-        lines.append(f"torch does not import: {error}")
+    probe = ("import torch; gpu = f'{torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}' "
+             "if torch.cuda.is_available() else 'no GPU'; print(f'torch {torch.__version__} ({gpu})')")
+    # in a child interpreter: this package stays torch-free, and a torch that crashes at import cannot take it down
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    lines.append(done.stdout.strip() if done.returncode == 0 else
+                 f"torch does not import: {(done.stderr.strip().splitlines() or ['exit ' + str(done.returncode)])[-1]}")
     lines.append("packages: " + ", ".join(f"{n} {version(n)}" for n in
                                           ("torchvision", "transformers", "timm", "numpy") + IMAGE_LACKS))
     return lines
