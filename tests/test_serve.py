@@ -81,3 +81,15 @@ def test_each_line_is_one_write_so_instances_sharing_a_pipe_cannot_interleave(ti
     assert len(writes) == len(lines) == 2
     assert all(text.endswith("\n") and text.count("\n") == 1 and len(text.encode()) < 4096 for text in writes)
     assert [json.loads(text) for text in writes] == lines
+
+
+def test_a_launch_that_failed_is_a_failed_row_that_says_how_and_one_that_printed_nothing_is_skipped(tmp_path):
+    from vitlab.results import Recorder
+    rec = Recorder("03_test", "cpu", "quick", tmp_path / "rows.jsonl", run_id="r")
+    error = "run_cpu.py: error: argument --ncores-per-instance: invalid int value: '/usr/bin/python'"
+    failed = serve.record(rec, [], 1, 2, ("fp32", "pt2e-int8"), (1,), baseline=True, launcher_error=error)
+    assert [(r["variant"], r["status"]) for r in failed] == [("serve fp32 1x2", "failed"), ("serve pt2e-int8 1x2", "failed")]
+    assert all(error in r["reason"] and r["median_ms"] is None for r in failed)
+    assert [r["precision"] for r in failed] == ["fp32", "int8"]
+    quiet = serve.record(rec, [], 2, 1, ("fp32",), (1,), baseline=False)
+    assert [(r["status"], r["reason"]) for r in quiet] == [("skipped", "0 of 2 instances reported")]

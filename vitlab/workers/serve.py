@@ -112,11 +112,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     return lines
 
 
-def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool) -> list[dict]:
+def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
+           launcher_error: str = "") -> list[dict]:
     """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
     throughputs and (with --accuracy) the served model's accuracy; a kind that did not run on every instance is a
-    skipped row that says why (a launch that printed nothing still gets its rows). `baseline`: this launch's fp32
-    rows are the serving baseline."""
+    skipped row that says why (a launch that printed nothing still gets its rows; when the launcher itself failed,
+    `launcher_error` says how and the rows are failed rows). `baseline`: this launch's fp32 rows are the serving
+    baseline."""
     rows = []
     for kind in kinds:
         for batch in batches:
@@ -126,6 +128,10 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
             variant = f"serve {kind} {instances}x{cores_each}"
             why = (mine[0].get("skipped") if mine else None) or (
                 None if len(mine) == instances else f"{len(mine)} of {instances} instances reported")
+            if why and not mine and launcher_error:
+                rows.append(rec.record("vit-32px", variant, batch, failed=f"the launcher failed: {launcher_error}",
+                                       **fields))
+                continue
             if why:
                 rows.append(rec.record("vit-32px", variant, batch, skipped=why, **fields))
                 continue
