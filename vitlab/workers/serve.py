@@ -1,6 +1,6 @@
 """One serving instance: the trained digits ViT (fp32, PT2E INT8 or IPEX INT8), timed, one JSON line per batch.
 
-    python -m torch.backends.xeon.run_cpu --ncores-per-instance 1 --ninstances 2 --no-python \
+    python -m torch.backends.xeon.run_cpu --ncores-per-instance=1 --ninstances=2 --no-python \
         python -m vitlab.workers.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
 
 INT8 models are quantized in this process, calibrated on the first --calibration-images training images in
