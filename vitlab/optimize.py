@@ -180,14 +180,19 @@ def _pt2e_api(prefer: str = "auto"):
 class FrozenCompiled(nn.Module):
     """torch.compile(model) for inference, called under no_grad with Inductor's freezing on: weights become
     constants, so oneDNN weight prepacking and int8 fusions fold in (Dynamo reads the flag at trace time).
-    Static shapes by default (dynamic=False): each new batch size compiles once."""
+    Static shapes by default (dynamic=False): each new batch size compiles once. With dynamic=True the first
+    input's batch dimension is marked unbacked (torch._dynamo.mark_unbacked) at every call: Dynamo would otherwise
+    specialise a batch of 1 (sizes 0 and 1 always are), so one graph, with a symbolic batch, serves every size."""
 
     def __init__(self, model: nn.Module, dynamic: bool | None = False, **compile_kwargs):
         super().__init__()
+        self.dynamic = dynamic
         self.compiled = torch.compile(model, dynamic=dynamic, **compile_kwargs)
 
     def forward(self, *args):
         import torch._inductor.config as inductor_config
+        if self.dynamic and args and isinstance(args[0], torch.Tensor) and args[0].dim():
+            torch._dynamo.decorators.mark_unbacked(args[0], 0)
         with torch.no_grad(), inductor_config.patch(freezing=True):
             return self.compiled(*args)
 

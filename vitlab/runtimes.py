@@ -210,3 +210,62 @@ def hf_logits(model):
         return torch.as_tensor(model(pixel_values=x).logits).float()
     infer.model = model
     return infer
+
+
+# Where a forward pass spends its time, in three groups both runtimes can be split into (per-operator profiles)
+OP_GROUPS = ("linear layers", "attention", "everything else")
+# PyTorch operators by name (eager ATen, oneDNN/MKL extern kernels, Inductor's calls): the first group whose
+# keyword an operator's name contains; Inductor's fused C++ kernels (norms, GELU, adds, quantize) fall to the last
+_TORCH_GROUPS = (("attention", ("scaled_dot_product", "bmm", "softmax")),
+                 ("linear layers", ("linear", "addmm", "aten::mm", "mkl", "conv")))
+# OpenVINO CPU plugin layer types; a fused `Subgraph` counts as attention when it holds a softmax
+_OPENVINO_GROUPS = {"FullyConnected": "linear layers", "FullyConnectedQuantizedLegacy": "linear layers",
+                    "Convolution": "linear layers", "MatMul": "attention", "Softmax": "attention",
+                    "SoftMax": "attention", "ScaledDotProductAttention": "attention"}
+
+
+def torch_group(op_name: str) -> str:
+    """The OP_GROUPS group of a PyTorch profiler event name."""
+    name = op_name.lower()
+    return next((group for group, keys in _TORCH_GROUPS if any(k in name for k in keys)), OP_GROUPS[-1])
+
+
+def torch_op_ms(fn, x, iters: int = 3) -> dict[str, float]:
+    """Milliseconds per call of `fn(x)` in each OP_GROUPS group: torch.profiler's self CPU time per operator,
+    summed by group, over `iters` calls after one warm-up call."""
+    import torch
+    fn(x)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(iters):
+            fn(x)
+    split = dict.fromkeys(OP_GROUPS, 0.0)
+    for event in prof.key_averages():
+        split[torch_group(event.key)] += event.self_cpu_time_total / 1e3 / iters
+    return split
+
+
+def openvino_op_ms(compiled_model, x, iters: int = 3) -> dict[str, float]:
+    """Milliseconds per call in each OP_GROUPS group from OpenVINO's per-layer counters: `compiled_model` must be
+    compiled with {"PERF_COUNT": True}; each request's `profiling_info` gives every executed layer's time."""
+    if str(compiled_model.get_property("PERF_COUNT")).upper() not in ("YES", "TRUE"):  # 'NO' by default
+        raise RuntimeError('openvino_op_ms needs a model compiled with {"PERF_COUNT": True}: without it no layer is timed')
+    fused_attention = {op.get_friendly_name() for op in compiled_model.get_runtime_model().get_ops()
+                       if "softmax" in op.get_rt_info()["originalLayersNames"].astype(str).lower()}
+    request = compiled_model.create_infer_request()
+    request.infer({0: x.numpy()})
+    split = dict.fromkeys(OP_GROUPS, 0.0)
+    for _ in range(iters):
+        request.infer({0: x.numpy()})
+        for layer in request.profiling_info:
+            group = "attention" if layer.node_name in fused_attention else _OPENVINO_GROUPS.get(layer.node_type, OP_GROUPS[-1])
+            split[group] += layer.real_time.total_seconds() * 1e3 / iters
+    return split
+
+
+def gap_split(slower: dict[str, float], faster: dict[str, float]) -> tuple[str, float, float]:
+    """(group, its difference in ms, its share of the whole difference) for the group where `slower` loses most
+    time against `faster` (two OP_GROUPS splits)."""
+    diffs = {g: slower[g] - faster[g] for g in OP_GROUPS}
+    group = max(diffs, key=diffs.get)
+    total = sum(slower.values()) - sum(faster.values())
+    return group, diffs[group], diffs[group] / total if total > 0 else float("nan")

@@ -1,0 +1,85 @@
+import importlib.util
+
+import pytest
+import torch
+import torch._dynamo
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+
+from vitlab import runtimes
+from vitlab.optimize import FrozenCompiled
+
+
+class Block(torch.nn.Module):
+    """A tiny attention block: linear projections around scaled-dot-product attention (2 heads)."""
+
+    def __init__(self, width=32, tokens=8):
+        super().__init__()
+        self.embed, self.qkv, self.out = torch.nn.Linear(12, width), torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, 10)
+        self.tokens = tokens
+
+    def forward(self, x):
+        h = self.embed(x.reshape(len(x), self.tokens, -1))
+        q, k, v = self.qkv(h).reshape(len(x), self.tokens, 3, 2, -1).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(len(x), self.tokens, -1)
+        return self.out(F.layer_norm(a + h, a.shape[-1:])).mean(1)
+
+
+def test_dynamic_frozen_compile_serves_batch_one_and_others_from_one_graph():
+    torch._dynamo.reset()
+    counters.clear()
+    block = Block().eval()
+    compiled = FrozenCompiled(block, dynamic=True)
+    for batch in (1, 3, 1, 5):  # without the unbacked mark, batch 1 would get its own specialised graph
+        x = torch.randn(batch, 8, 12)
+        torch.testing.assert_close(compiled(x), block(x).detach(), atol=1e-5, rtol=1e-5)
+    assert counters["stats"]["unique_graphs"] == 1
+    torch._dynamo.reset()
+
+
+def test_static_frozen_compile_compiles_each_batch_size():
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = FrozenCompiled(Block().eval())
+    for batch in (1, 3):
+        compiled(torch.randn(batch, 8, 12))
+    assert counters["stats"]["unique_graphs"] == 2
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("name, group", [
+    ("aten::addmm", "linear layers"), ("mkldnn::_linear_pointwise", "linear layers"), ("mkl::_mkl_linear", "linear layers"),
+    ("onednn::qlinear_pointwise", "linear layers"), ("aten::mkldnn_convolution", "linear layers"), ("aten::mm", "linear layers"),
+    ("aten::_scaled_dot_product_flash_attention_for_cpu", "attention"), ("aten::bmm", "attention"),
+    ("aten::_softmax", "attention"), ("aten::native_layer_norm", "everything else"), ("aten::gelu", "everything else"),
+    ("## Call CompiledFxGraph abc ##", "everything else")])
+def test_torch_operators_fall_into_their_group(name, group):
+    assert runtimes.torch_group(name) == group
+
+
+def test_torch_profile_splits_a_forward_pass_into_the_groups():
+    block = Block().eval()
+    with torch.no_grad():
+        split = runtimes.torch_op_ms(block, torch.randn(4, 8, 12), iters=2)
+    assert list(split) == list(runtimes.OP_GROUPS)
+    assert split["linear layers"] > 0 and split["attention"] > 0 and split["everything else"] > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openvino") is None, reason="openvino is not installed")
+def test_openvino_counters_split_a_forward_pass_into_the_groups():
+    import openvino as ov
+    block, x = Block().eval(), torch.randn(4, 8, 12)
+    model = ov.convert_model(block, example_input=x)
+    compiled = ov.Core().compile_model(model, "CPU", {"PERF_COUNT": True, "INFERENCE_PRECISION_HINT": "f32"})
+    split = runtimes.openvino_op_ms(compiled, x, iters=2)
+    assert list(split) == list(runtimes.OP_GROUPS)
+    assert split["linear layers"] > 0 and sum(split.values()) > split["linear layers"]
+    with pytest.raises(RuntimeError):  # no counters without PERF_COUNT: the helper refuses rather than report zeros
+        runtimes.openvino_op_ms(ov.Core().compile_model(model, "CPU"), x)
+
+
+def test_gap_split_names_the_group_that_loses_most():
+    slower = {"linear layers": 700.0, "attention": 450.0, "everything else": 60.0}
+    faster = {"linear layers": 650.0, "attention": 120.0, "everything else": 90.0}
+    group, diff, share = runtimes.gap_split(slower, faster)
+    assert group == "attention" and diff == pytest.approx(330.0) and share == pytest.approx(330 / 350)
