@@ -97,17 +97,20 @@ def test_the_environments_scripts_point_into_the_environment_itself():
 
 
 @pytest.fixture
-def restored_process_state(monkeypatch):
+def restored_process_state():
     """Warning filters, the loggers and Inductor settings quiet_known_messages changes: put back after the test."""
     import logging
 
     import torch._inductor.config as inductor_config
-    for name in ("compile_threads", "autotune_num_choices_displayed", "max_autotune_report_choices_stats"):
-        if hasattr(inductor_config, name):
-            monkeypatch.setattr(inductor_config, name, getattr(inductor_config, name))
+    # Saved and set back by hand: monkeypatch's undo deletes the entry from torch 2.14's config module
+    # ("compile_threads does not exist" at the next compile), so a later test could not compile.
+    names = ("compile_threads", "autotune_num_choices_displayed", "max_autotune_report_choices_stats")
+    saved = {name: getattr(inductor_config, name) for name in names if hasattr(inductor_config, name)}
     levels = {name: logging.getLogger(name).level for name in ("torch.utils.cpp_extension", "torch.utils._pytree")}
     with warnings.catch_warnings():  # the filter list as it was, restored on exit
         yield inductor_config
+    for name, value in saved.items():
+        setattr(inductor_config, name, value)
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
 

@@ -230,12 +230,29 @@ def torch_group(op_name: str) -> str:
     return next((group for group, keys in _TORCH_GROUPS if any(k in name for k in keys)), OP_GROUPS[-1])
 
 
+@contextlib.contextmanager
+def _native_stderr_off():
+    """File descriptor 2 to /dev/null for the block: the profiler's C++ side (kineto) writes its start/stop lines and
+    a 'gpuGetDeviceCount failed' line on a CPU-only machine straight to it, whatever KINETO_LOG_LEVEL says."""
+    import os
+    import sys
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def torch_op_ms(fn, x, iters: int = 3) -> dict[str, float]:
     """Milliseconds per call of `fn(x)` in each OP_GROUPS group: torch.profiler's self CPU time per operator,
     summed by group, over `iters` calls after one warm-up call."""
     import torch
     fn(x)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    with _native_stderr_off(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for _ in range(iters):
             fn(x)
     split = dict.fromkeys(OP_GROUPS, 0.0)
