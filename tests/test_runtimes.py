@@ -37,6 +37,20 @@ def test_dynamic_frozen_compile_serves_batch_one_and_others_from_one_graph():
     torch._dynamo.reset()
 
 
+def test_dynamic_frozen_compile_leaves_the_callers_tensor_unmarked():
+    # Variants are timed on one shared input: a mark left on it would turn later static compiles symbolic.
+    torch._dynamo.reset()
+    counters.clear()
+    block, x = Block().eval(), torch.randn(3, 8, 12)
+    FrozenCompiled(block, dynamic=True)(x)
+    static = FrozenCompiled(block)
+    static(x)
+    static(torch.randn(5, 8, 12))
+    assert not hasattr(x, "_dynamo_unbacked_indices")
+    assert counters["stats"]["unique_graphs"] == 3  # one symbolic graph, then one static graph per batch size
+    torch._dynamo.reset()
+
+
 def test_static_frozen_compile_compiles_each_batch_size():
     torch._dynamo.reset()
     counters.clear()

@@ -192,6 +192,9 @@ class FrozenCompiled(nn.Module):
     def forward(self, *args):
         import torch._inductor.config as inductor_config
         if self.dynamic and args and isinstance(args[0], torch.Tensor) and args[0].dim():
+            # the mark is an attribute of the tensor object: put it on a detached alias, never on the caller's tensor
+            # (a marked input would make every compiled model it is passed to afterwards compile a symbolic batch)
+            args = (args[0].detach(), *args[1:])
             torch._dynamo.decorators.mark_unbacked(args[0], 0)
         with torch.no_grad(), inductor_config.patch(freezing=True):
             return self.compiled(*args)
