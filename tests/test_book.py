@@ -270,6 +270,9 @@ def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, 
     assert "# Parameters" not in text  # papermill's injected-parameters cell
     assert "On Colab or a fresh cloud kernel" not in text  # the install cell
     assert 'preset = "' not in text  # the parameters cell
+    # the chapters' markdown_table outputs render as tables, not as pipe text (plain CommonMark has no tables;
+    # its typographer turns the rule row's --- into an em dash)
+    assert "|---|" not in text and "|—|" not in text, f"{page}: a markdown table rendered as text"
 
 
 def test_cli_refuses_an_absent_backend_without_touching_the_book():
