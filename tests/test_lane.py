@@ -1,6 +1,7 @@
 """The GPU lane's program work (vitlab.book.lane): the budget per chapter, the cap that ends a chapter and what it
 left running, and the import of what came back."""
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +31,18 @@ def test_run_one_stops_a_chapter_at_its_cap_and_ends_what_it_left(tmp_path):
     time.sleep(0.2)
     state = Path(f"/proc/{pid}/stat")
     assert not state.exists() or state.read_text().split()[2] == "Z", "the tagged grandchild is still running"
+
+
+def test_run_one_stops_a_chapter_at_its_cap_even_where_sigint_is_ignored(tmp_path):
+    # As under `bash script &` or nohup: SIGINT ignored here is inherited by the chapter unless the lane restores it.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code, seconds = lane.run_one([sys.executable, "-c", "import time; time.sleep(60)"], cap=1, tag="test-lane-ign",
+                                     log=tmp_path / "log")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code is None and seconds < 1 + lane.KILL_GRACE_S / 2, f"ended after {seconds:.1f} s: SIGINT did not reach it"
+    assert "KeyboardInterrupt" in (tmp_path / "log").read_text()
 
 
 def test_run_one_returns_the_exit_code_of_a_chapter_that_ends(tmp_path):

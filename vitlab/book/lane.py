@@ -79,12 +79,19 @@ def _end_tagged(tag: str) -> int:
     return ended
 
 
+def _sigint_default() -> None:
+    """In the chapter's process, before exec: SIGINT back to its default. A background job of a non-interactive shell
+    (`cmd &`, nohup) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the cap's SIGINT
+    would do nothing and only the SIGKILL KILL_GRACE_S later would end the chapter, without its partial notebook."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_one(command: list[str], cap: float, tag: str, log: Path) -> tuple[int | None, float]:
     """Run `command` (its output to `log`) for at most `cap` s: SIGINT at the cap, SIGKILL KILL_GRACE_S later, then
     whatever carries `tag`. Returns (exit code or None at the cap, seconds)."""
     start = time.monotonic()
     with log.open("w") as out:
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_sigint_default,
                                  env={**os.environ, "VITLAB_LANE_TAG": tag})
         try:
             code = child.wait(timeout=cap)
