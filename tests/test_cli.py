@@ -86,3 +86,35 @@ def test_check_rows_fails_where_there_are_no_rows(tmp_path, capsys):
     from vitlab import cli
     assert cli.main(["check-rows", str(tmp_path)]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "no rows"
+
+
+def _run_rows(path, compile_ms, run_id):
+    """One chapter run's rows: eager and compile, 8 rounds each, timed side by side."""
+    import json
+    rows = []
+    for variant, ms in (("eager", 100.0), ("compile", compile_ms)):
+        rounds = [ms * (1 + 0.01 * ((k * 7) % 3 - 1)) for k in range(8)]
+        rows.append({"backend": "cpu", "notebook": "02_n", "model": "m", "batch": 1, "group": None, "sweep": False,
+                     "variant": variant, "baseline": variant == "eager", "median_ms": ms, "throughput": 1000 / ms,
+                     "round_medians_ms": rounds, "timing_session": run_id, "run_id": run_id, "time": "1",
+                     "status": "ok", "device_name": "cpu", "versions": {"torch": "2.8.0"}, "preset": "quick"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_compare_runs_tallies_two_runs_and_saves_the_tally(tmp_path):
+    import json
+    a, b = _run_rows(tmp_path / "a.jsonl", 50.0, "a"), _run_rows(tmp_path / "b.jsonl", 51.0, "b")
+    result = vitlab("compare-runs", str(a), str(b), "--save", str(tmp_path / "tally.json"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "A: faster 2.00× | B: faster 1.96× | same" in result.stdout
+    assert "1 timed comparisons in both runs: 1 same, 0 one undecided, 0 opposite" in result.stdout
+    assert json.loads((tmp_path / "tally.json").read_text())["tally"] == {"same": 1}
+    flipped = _run_rows(tmp_path / "c.jsonl", 200.0, "c")
+    assert "| opposite" in vitlab("compare-runs", str(a), str(flipped)).stdout
+
+
+def test_compare_runs_with_a_missing_file_says_so_in_one_line(tmp_path):
+    result = vitlab("compare-runs", str(tmp_path / "nothing.jsonl"), str(tmp_path))
+    assert result.returncode == 2 and "no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

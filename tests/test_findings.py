@@ -1,93 +1,154 @@
-"""findings: sentences from rows, on a CPU-like run and on seed 002's MI210 table."""
+"""findings: the verdict rule on synthetic rounds, the sentence for every status, leaders only when decided."""
+import json
+import random
+
+import pytest
+
 from vitlab.book import findings
 
 COMMON = {"backend": "cpu", "notebook": "02_torch_compile", "model": "vit-b16-hf", "batch": 1, "group": "bf16",
-          "sweep": False}
+          "sweep": False, "timing_session": "s1"}
 
 
-def _row(variant, ms, baseline=False, engaged=True, reason="", spread=None, **kw):
+def _rounds(ms: float, n: int, jitter: float, seed: int, drift: float = 0.0) -> list[float]:
+    """n round medians around `ms`, each off by up to ±jitter (uniform), drifting linearly by `drift` overall."""
+    rng = random.Random(seed)
+    return [ms * (1 + drift * k / max(1, n - 1)) * (1 + rng.uniform(-jitter, jitter)) for k in range(n)]
+
+
+def _row(variant, ms, rounds=None, baseline=False, **kw):
+    rounds = rounds if rounds is not None else [ms] * 8
     return {**COMMON, "variant": variant, "median_ms": ms, "throughput": 1000.0 / ms, "baseline": baseline,
-            "engaged": engaged, "reason": reason, "spread": spread, **kw}
+            "round_medians_ms": rounds, "engaged": True, "reason": "", **kw}
 
 
-def test_a_cpu_run_with_compile_modes_inside_the_noise_and_no_cuda_graphs():
-    rows = [_row("eager", 113.0, baseline=True, spread=0.03),
-            _row("default", 111.0, spread=0.02),
-            _row("reduce-overhead", 112.5, engaged=False, reason="skipping cudagraphs due to cpu device"),
-            _row("max-autotune", 98.0, spread=0.04)]
-    said = {f.row["variant"]: f for f in findings.findings(rows)}
-    assert said["default"].verdict == "within noise" and said["reduce-overhead"].verdict == "within noise"
-    assert "not engaged: skipping cudagraphs due to cpu device" in str(said["reduce-overhead"])
-    assert said["max-autotune"].verdict == "faster"           # 1.15x, outside the 5% band
-    assert "1.15× eager (113 → 98 ms at batch 1) — faster" in str(said["max-autotune"])
+def _pair(ratio: float, jitter: float, n: int = 8, seed: int = 0):
+    """A baseline and a row `ratio`× faster, both with `jitter` per round, timed side by side (paired)."""
+    base, rng = _rounds(100.0, n, jitter, seed), random.Random(seed + 1)
+    mine = [b / ratio * (1 + rng.uniform(-jitter, jitter)) for b in base]
+    return _row("variant", 100.0 / ratio, mine), _row("eager", 100.0, base, baseline=True)
 
 
-def test_seed_002_mi210_table_says_reduce_overhead_is_faster_with_cuda_graphs():
-    rows = [{**r, "backend": "cuda"} for r in (
-        _row("eager", 7.56, baseline=True), _row("default", 7.03),
-        _row("reduce-overhead", 3.24, reason="CUDA graphs engaged"))]
-    said = {f.row["variant"]: f for f in findings.findings(rows)}
-    assert said["reduce-overhead"].verdict == "faster" and round(said["reduce-overhead"].ratio, 2) == 2.33
-    assert str(said["reduce-overhead"]).endswith("— faster; CUDA graphs engaged")
-    assert said["default"].verdict == "faster"                # 1.075x: just outside ±5%
-    assert findings.best(rows).startswith("fastest: reduce-overhead, 2.17× the runner-up default")
+@pytest.mark.parametrize("seed", range(5))
+def test_a_3_percent_gain_with_3_percent_jitter_is_not_called_faster(seed):
+    row, base = _pair(1.03, 0.03, seed=seed)
+    assert findings.compare(row, base).verdict in ("within noise", "inconclusive")
 
 
-def test_the_band_is_the_largest_spread_and_skips_say_why():
-    rows = [_row("eager", 10.0, baseline=True, spread=0.20), _row("compiled", 8.7),
-            {**COMMON, "variant": "ipex", "baseline": False, "skipped": "IPEX unavailable: torch 2.14",
-             "reason": "IPEX unavailable: torch 2.14"}]  # as make_row writes it
-    compiled, ipex = findings.findings(rows)
-    assert compiled.band == 0.20 and compiled.verdict == "within noise"  # 1.15x inside a ±20% band
-    assert str(ipex) == "ipex: skipped — IPEX unavailable: torch 2.14"
-    assert findings.best(rows).startswith("fastest: compiled and eager are within noise")
+@pytest.mark.parametrize("seed", range(5))
+def test_a_1_5x_gain_with_3_percent_jitter_is_faster_and_its_inverse_slower(seed):
+    row, base = _pair(1.5, 0.03, seed=seed)
+    found = findings.compare(row, base)
+    assert found.verdict == "faster" and found.interval.low > 1.05 and found.interval.paired
+    assert findings.compare(base, row).verdict == "slower"
 
 
-def test_a_rate_without_latency_is_said_in_items_per_second():
-    rows = [{**COMMON, "variant": "1 process", "baseline": True, "throughput": 100.0, "median_ms": None},
-            {**COMMON, "variant": "2 ranks", "throughput": 150.0, "median_ms": None, "spread": 0.1}]
-    (two,) = findings.findings(rows)
-    assert str(two) == "2 ranks: 1.50× 1 process (100 → 150 items/s at batch 1) — faster"
+def test_identical_rows_are_within_noise():
+    row, base = _pair(1.0, 0.005)
+    found = findings.compare(row, base)
+    assert found.verdict == "within noise" and found.band < 0.05
 
 
-def test_latency_compares_per_call_time_and_several_instances_are_said_in_items_per_second():
-    one = {**COMMON, "variant": "1x2", "batch": 1, "median_ms": 2.0, "throughput": 500.0, "instances": 1}
-    two = {**COMMON, "variant": "2x1", "batch": 1, "median_ms": 3.0, "throughput": 666.0, "instances": 2}
-    by_latency = findings.compare(two, one, latency=True)
-    assert by_latency.verdict == "slower" and str(by_latency).startswith("2x1: 0.67× 1x2 (latency 2 → 3 ms at batch 1)")
-    assert str(findings.compare(two, one)) == "2x1: 1.33× 1x2 (500 → 666 items/s at batch 1) — faster"
-    assert findings.best([one, two], latency=True) == "fastest by latency: 1x2, 1.50× the runner-up 2x1 (beyond the ±5% band)"
-    assert findings.best([one, two]).startswith("fastest: 2x1, 1.33× the runner-up 1x2")
+def test_1_07x_with_a_baseline_that_drifted_7_percent_is_not_faster():
+    base_rounds = _rounds(100.0, 8, 0.005, 3)
+    row = _row("compile", 100 / 1.07, [b / 1.07 for b in base_rounds])
+    base = _row("eager", 100.0, base_rounds, baseline=True)
+    control = _row("eager (re-timed)", 107.0, [b * 1.07 for b in base_rounds], control=True)
+    assert findings.compare(row, base).verdict == "faster"  # without the drift: tight and clear
+    widened = findings.compare(row, base, control=control)
+    assert widened.verdict != "faster" and widened.interval.drift == pytest.approx(0.07, abs=0.01)
+    # findings() finds the group's control row by itself
+    said = {f.row["variant"]: f for f in findings.findings([base, row, control])}
+    assert said["compile"].verdict == said["compile"].verdict != "faster"
+
+
+def test_two_rounds_are_inconclusive_and_say_why():
+    row, base = _row("compile", 50.0, [50.0, 50.2]), _row("eager", 100.0, [100.0, 100.1], baseline=True)
+    found = findings.compare(row, base)
+    assert found.verdict == "inconclusive" and "too few rounds" in found.said()
+
+
+def test_rows_without_rounds_get_a_ratio_but_no_verdict():
+    row, base = _row("compile", 50.0, []), _row("eager", 100.0, [], baseline=True)
+    found = findings.compare(row, base)
+    assert found.ratio == pytest.approx(2.0) and found.verdict == "inconclusive"
+
+
+def test_rows_of_different_sessions_are_compared_unpaired_and_wider():
+    base_rounds = _rounds(100.0, 8, 0.04, 7)  # a noisy machine: both rows move together, round by round
+    row = _row("compile", 100 / 1.2, [b / 1.2 * f for b, f in zip(base_rounds, _rounds(1.0, 8, 0.005, 8))])
+    base = _row("eager", 100.0, base_rounds, baseline=True)
+    paired = findings.compare(row, base).interval
+    apart = findings.compare({**row, "timing_session": "other"}, base).interval
+    assert paired.paired and not apart.paired
+    assert apart.high / apart.low > paired.high / paired.low  # pairing removes the shared noise
+
+
+def test_the_judged_by_field_decides_latency_or_throughput():
+    # 2 instances of batch 1: each call waits longer, but together they serve more images per second
+    base = _row("1x2", 10.0, [10.0] * 6, instances=1, judged_by="latency")
+    two = _row("2x1", 15.0, [15.0] * 6, instances=2, timing_session="s2")
+    by_latency = findings.compare({**two, "judged_by": "latency"}, base)
+    by_rate = findings.compare({**two, "judged_by": "throughput"}, base)
+    assert by_latency.by == "latency" and by_latency.ratio == pytest.approx(10 / 15)
+    assert by_rate.by == "throughput" and by_rate.ratio == pytest.approx(2 * 10 / 15)
+    rates = findings.compare({**two, "judged_by": "throughput", "round_throughputs": [150.0] * 6}, base)
+    assert rates.ratio == pytest.approx(150 / 100)  # the row's own per-round rates where it has them
+
+
+@pytest.mark.parametrize("status, field, said", [
+    ("failed", "failed", "not measured: it failed here (why: TypeError: expected Tensor)"),
+    ("skipped", "skipped", "not measured: skipped here (why: TypeError: expected Tensor)")])
+def test_failed_and_skipped_read_as_english_not_as_a_ratio(status, field, said):
+    base = _row("eager", 10.0, baseline=True)
+    row = {**COMMON, "variant": "compile", "status": status, field: "x", "reason": "TypeError: expected Tensor\nmore"}
+    found = findings.compare(row, base)
+    assert found.verdict == status and found.said() == said and "–×" not in str(found)
+    glued = findings.glue_values("compile", found)
+    assert glued["compile_ratio"] == "–" and glued["compile_band"] == "–" and glued["compile_said"] == said
+
+
+def test_a_timed_row_not_engaged_says_both_its_verdict_and_why():
+    row, base = _pair(1.0, 0.005)
+    row = {**row, "status": "not engaged", "engaged": False, "reason": "skipping cudagraphs due to cpu device"}
+    said = findings.compare(row, base).said()
+    assert said.startswith("within noise of eager") and said.endswith("(why: skipping cudagraphs due to cpu device)")
+
+
+def test_a_leader_is_named_only_when_it_beats_the_runner_up():
+    base = _rounds(100.0, 8, 0.01, 1)
+    tie = [_row("default", 100.0, [b * 1.005 for b in base]), _row("max-autotune", 99.0, [b * 0.99 for b in base]),
+           _row("eager", 101.0, [b * 1.01 for b in base], baseline=True)]
+    found = findings.leader(tie)
+    assert not found.decided and found.said().startswith("no single fastest: the top two, max-autotune and default")
+    clear = tie + [_row("reduce-overhead", 50.0, [b / 2 for b in base])]
+    found = findings.leader(clear)
+    assert found.decided and found.said().startswith("reduce-overhead, faster than the runner-up max-autotune")
+
+
+def test_glue_values_carry_the_words_and_the_rows_they_came_from():
+    row, base = _pair(1.25, 0.01)
+    glued = findings.glue_values("compile", findings.compare(row, base))
+    assert (glued["compile_ratio"], glued["compile_verdict"], glued["compile_status"]) == ("1.25", "faster", "ok")
+    assert glued["compile_said"].startswith("faster than eager (1.25×, 95% interval 1.2")
+    by_latency = findings.glue_values("compile", findings.compare({**row, "judged_by": "latency"}, base))
+    assert by_latency["compile_said"].startswith("faster than eager in latency (1.25×")
+    assert json.loads(glued["compile_rows"]) == {
+        "row": {"model": "vit-b16-hf", "variant": "variant", "batch": 1, "group": "bf16", "sweep": False},
+        "baseline": {"model": "vit-b16-hf", "variant": "eager", "batch": 1, "group": "bf16", "sweep": False},
+        "control": None}
 
 
 def test_rows_compare_only_inside_their_group():
     rows = [_row("eager", 10.0, baseline=True), {**_row("eager", 5.0, baseline=True), "batch": 8},
             {**_row("default", 4.0), "batch": 8}, {**_row("orphan", 1.0), "group": "int8"}]
     (only,) = findings.findings(rows)
-    assert only.row["variant"] == "default" and only.ratio == 1.25
+    assert only.row["variant"] == "default" and only.ratio == pytest.approx(1.25)
 
 
-def test_failed_and_skipped_rows_are_said_by_their_status_not_their_reason():
-    base = _row("eager", 10.0, baseline=True)
-    failed = {**COMMON, "variant": "max-autotune", "status": "failed", "reason": "InductorError: no compiler"}
-    legacy = {**COMMON, "variant": "ipex", "skipped": "IPEX unavailable", "reason": "IPEX unavailable"}  # no status yet
-    worded = _row("default", 5.0, reason="failed to look slow")  # a reason's words decide nothing
-    assert [findings.compare(r, base).verdict for r in (failed, legacy, worded)] == ["failed", "skipped", "faster"]
-    assert str(findings.compare(failed, base)) == "max-autotune: failed — InductorError: no compiler"
-
-
-def test_glue_values_carry_the_words_and_the_rows_they_came_from():
-    import json
-    base, fast = _row("eager", 10.0, baseline=True, spread=0.02), _row("default", 8.0, spread=0.03)
-    glued = findings.glue_values("compile", findings.compare(fast, base))
-    assert {k: v for k, v in glued.items() if k != "compile_rows"} == {
-        "compile_ratio": "1.25", "compile_verdict": "faster", "compile_band": "5%", "compile_status": "ok"}
-    assert json.loads(glued["compile_rows"]) == {
-        "row": {"model": "vit-b16-hf", "variant": "default", "batch": 1, "group": "bf16", "sweep": False},
-        "baseline": {"model": "vit-b16-hf", "variant": "eager", "batch": 1, "group": "bf16", "sweep": False},
-        "latency": False}
-    skipped = findings.glue_values("ipex", findings.compare({**COMMON, "variant": "ipex", "skipped": "no", "reason": "no"}, base))
-    assert (skipped["ipex_ratio"], skipped["ipex_verdict"], skipped["ipex_status"]) == ("–", "skipped", "skipped")
+def test_t_quantile_matches_the_table_and_the_normal_limit():
+    assert findings.t_quantile(4) == pytest.approx(2.776) and findings.t_quantile(4.5) == pytest.approx(2.6735)
+    assert abs(findings.t_quantile(200) - 1.972) < 0.002
 
 
 def test_above_ceiling_names_only_rows_faster_than_their_measured_ceiling():

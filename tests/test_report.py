@@ -8,10 +8,14 @@ from vitlab.book import report
 
 
 def _row(variant, throughput, *, stack_torch="2.8.0", model="m", batch=8, spread=0.02, **fields):
+    ms = 1000 * batch / throughput if throughput else None
+    wobble = (0, 1, -1, 1, 0, -1, 1, 0) if len(variant) % 2 else (1, 0, -1, 0, 1, -1, 0, 1)  # rounds that differ
     return {"backend": "cpu", "notebook": "01_n", "model": model, "batch": batch, "variant": variant,
-            "preset": "full", "throughput": throughput, "median_ms": 1000 * batch / throughput if throughput else None,
-            "spread": spread, "run_id": "r", "time": "1", "versions": {"torch": stack_torch},
-            "baseline": variant == "eager", "sweep": False, "group": None, "engaged": True, "reason": "", **fields}
+            "preset": "full", "throughput": throughput, "median_ms": ms,
+            "round_medians_ms": [ms * (1 + spread * w / 2) for w in wobble] if ms else None,
+            "timing_session": stack_torch, "spread": spread, "run_id": "r", "time": "1",
+            "versions": {"torch": stack_torch}, "baseline": variant == "eager", "sweep": False, "group": None,
+            "engaged": True, "reason": "", **fields}
 
 
 def _current(variant, throughput, **fields):
@@ -37,10 +41,14 @@ def test_the_stack_section_says_how_each_pair_came_out_and_folds_the_pairs(tmp_p
     current = [_current("eager", 10.1), _current("compiled", 30.0)]
     page = report.write_results_page(reference, tmp_path, current).read_text()
     section = page.split("## Reference stack vs current stack")[1]
-    assert "| cpu | 01_n | 2 | 1 | 0 | 1 |" in section  # 2 compared: compiled faster, eager within noise
+    # 2 compared: compiled faster, eager within noise; compiled faster on both stacks: the verdicts agree
+    assert "| cpu | 01_n | 2 | 1 | 0 | 1 | 0 | 1 | 0 | 0 |" in section
     assert "```{dropdown} All 2 variants both stacks ran" in section
-    assert "| cpu | 01_n | m | compiled | 8 | not recorded | torch 2.8.0, full | 20.00 |" in section
-    assert "| 1.50 | faster |" in section and "| ipex |" not in section
+    assert "| cpu | 01_n | m | compiled | 8 | not recorded | torch 2.8.0, full | 20.00 | faster |" in section
+    assert "| faster | same | 1.50 | faster |" in section and "| ipex |" not in section
+    flipped = [_current("eager", 10.0), _current("compiled", 5.0)]
+    section = report.write_results_page(reference, tmp_path, flipped).read_text().split("vs current stack")[1]
+    assert "| slower | opposite | 0.25 | slower |" in section and "| 0 | 0 | 1 |" in section
     empty = report.write_results_page(reference, tmp_path, []).read_text()
     assert "No variant has been run the same way on both stacks yet" in empty
 
@@ -51,20 +59,21 @@ def test_what_each_run_showed_is_said_from_the_rows_and_flips_with_them(tmp_path
             _row("ipex", None, skipped="IPEX unavailable"), _row("trace", None, status="failed", reason="TypeError")]
     page = report.write_results_page(rows, tmp_path).read_text()
     summary = page.split("## What each run showed")[1].split("## ")[0]
-    assert ("best against its baseline: **compiled** (m, batch 8): 2.00× eager, faster (noise band ±5%); of 5 "
-            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed.") in summary
+    assert ("faster than their baselines: **compiled** (m, batch 8): 2.00× eager (95% interval 1.98–2.02×); of 5 "
+            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed; "
+            "intervals ±1% at the median") in summary
     slower = [_row("eager", 10.0), _row("compiled", 5.0, spread=0.3)]
     summary = report.write_results_page(slower, tmp_path).read_text().split("## What each run showed")[1]
-    assert "**compiled** (m, batch 8): 0.50× eager, slower (noise band ±30%); of 1 variants" in summary
+    assert "no variant beat its baseline under the rule; of 1 variants against a baseline: 1 slower; " in summary
 
 
 def test_the_summary_links_a_chapter_only_where_its_page_exists(tmp_path):
     rows = [_row("eager", 10.0), _row("compiled", 20.0)]
-    assert "- 01_n — best" in report.write_results_page(rows, tmp_path).read_text()
+    assert "- 01_n — faster than" in report.write_results_page(rows, tmp_path).read_text()
     (tmp_path / "current" / "cpu").mkdir(parents=True)
     (tmp_path / "current" / "cpu" / "01_n.ipynb").write_text("{}")
     page = report.write_results_page([], tmp_path, rows).read_text()
-    assert "- [](current/cpu/01_n.ipynb) — best" in page  # Sphinx writes in the page's title
+    assert "- [](current/cpu/01_n.ipynb) — faster than" in page  # Sphinx writes in the page's title
 
 
 def test_legacy_rows_get_their_status_and_new_fields_get_columns(tmp_path):

@@ -57,8 +57,8 @@ def test_interleaved_times_every_candidate_once_per_round_in_turn():
     order = []
     out = timing.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
                              rounds=3, warmup=2, iters=6, rewarm=0)
-    # round 1: a's first call + 2 warm-ups + 2 samples, then b's; rounds 2 and 3: 2 samples each, in turn
-    assert order == ["a"] * 5 + ["b"] * 5 + (["a"] * 2 + ["b"] * 2) * 2
+    # first each candidate's first call + 2 warm-ups; then 2 samples each per round, the order rotating
+    assert order == ["a"] * 3 + ["b"] * 3 + ["a", "a", "b", "b"] + ["b", "b", "a", "a"] + ["a", "a", "b", "b"]
     assert set(out) == {"a", "b"}
     assert all(len(t.samples_ms) == 6 and len(t.round_medians_ms) == 3 for t in out.values())
     assert all(t.first_call_s is not None for t in out.values())
@@ -67,7 +67,7 @@ def test_interleaved_times_every_candidate_once_per_round_in_turn():
 def test_interleaved_without_first_call_makes_no_extra_call():
     order = []
     out = timing.interleaved({"a": lambda: order.append("a")}, rounds=2, warmup=1, iters=2, rewarm=0, first_call=False)
-    assert order == ["a"] * 3  # round 1: one warm-up, one sample; round 2: one sample
+    assert order == ["a"] * 3  # one warm-up, then one sample in each of the two rounds
     assert out["a"].first_call_s is None and len(out["a"].samples_ms) == 2
 
 
@@ -198,3 +198,26 @@ def test_passes_split_a_round_into_visits_and_its_median_spans_them():
     assert out["a"].samples_ms == pytest.approx([1, 9, 9, 1]) and out["b"].median_ms == pytest.approx(5)
     with pytest.raises(ValueError, match="passes"):
         timing.interleaved({"x": lambda: None}, passes=0)
+
+
+def test_a_budget_in_seconds_sizes_rounds_by_the_calibrated_call_time():
+    now = [0.0]
+    cost = {"fast": 0.001, "slow": 0.010}  # seconds a call, on a fake clock
+
+    def call(name):
+        now[0] += cost[name]
+
+    out = timing.interleaved({n: (lambda n=n: call(n)) for n in cost}, warmup=3, budget_s=2.0, clock=lambda: now[0])
+    fast, slow = out["fast"], out["slow"]
+    assert len(fast.round_medians_ms) == len(slow.round_medians_ms) == timing.MAX_ROUNDS  # the budget allows many
+    timed_s = sum(fast.samples_ms + slow.samples_ms) / 1000
+    assert 0.8 * 2.0 <= timed_s <= 2.0 and fast.budget_s == 2.0
+    assert fast.session == slow.session != ""  # one interleaved call: its rows pair up
+    tight = timing.interleaved({n: (lambda n=n: call(n)) for n in cost}, warmup=3, budget_s=0.01, clock=lambda: now[0])
+    assert len(tight["slow"].round_medians_ms) == timing.MIN_ROUNDS  # never fewer rounds than a verdict needs
+
+
+def test_plan_rounds_drops_the_rewarm_call_when_calls_are_slow():
+    assert timing.plan_rounds({"a": 1.0, "b": 1.0}, 20.0) == (15, 665, 1)
+    rounds, per_round, rewarm = timing.plan_rounds({"a": 3000.0, "b": 3000.0}, 20.0)
+    assert (rounds, per_round, rewarm) == (timing.MIN_ROUNDS, 1, 0)

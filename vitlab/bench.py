@@ -88,13 +88,15 @@ def score(fn: Callable[..., Any], inputs: torch.Tensor, reference: torch.Tensor,
     return found
 
 
-def time_variants(variants: list[Variant], x, *, rounds: int = 3, warmup: int = 5, iters: int = 20,
-                  passes: int = 1, device: torch.device | str = "cpu") -> dict[str, InterleavedTiming]:
-    """The live variants timed on `x` in interleaved rounds (a noisy spell hits all of them alike)."""
+def time_variants(variants: list[Variant], x, *, budget_s: float | None = None, rounds: int = 6, warmup: int = 5,
+                  iters: int = 30, passes: int = 1, device: torch.device | str = "cpu") -> dict[str, InterleavedTiming]:
+    """The live variants timed on `x` in interleaved rounds (a noisy spell hits all of them alike): sized to
+    `budget_s` seconds when given (vitlab.timing.plan_rounds), else `iters` calls over `rounds` rounds."""
     live = {v.name: v.fn for v in variants if v.live}
     if not live:
         return {}
-    return interleaved(live, x, rounds=rounds, warmup=warmup, iters=iters, passes=passes, device=device)
+    return interleaved(live, x, rounds=rounds, warmup=warmup, iters=iters, passes=passes, device=device,
+                       budget_s=budget_s)
 
 
 def record(rec: Recorder, model: str, variants: list[Variant], timings: dict[str, InterleavedTiming], batch: int, *,
@@ -125,12 +127,13 @@ def record(rec: Recorder, model: str, variants: list[Variant], timings: dict[str
 
 
 def compare(rec: Recorder, model: str, variants: list[Variant], x, *, baseline: str, reference=None,
-            scores: dict[str, dict] | None = None, rounds: int = 3, warmup: int = 5, iters: int = 20,
-            passes: int = 1, flops_per_item: float | None = None, ceilings: dict[str, Ceiling] | None = None,
-            **fields) -> list[dict]:
+            scores: dict[str, dict] | None = None, budget_s: float | None = None, rounds: int = 6, warmup: int = 5,
+            iters: int = 30, passes: int = 1, flops_per_item: float | None = None,
+            ceilings: dict[str, Ceiling] | None = None, **fields) -> list[dict]:
     """time_variants then record: the variants on `x` (batch = len(x)), one row each, `baseline` marked."""
     if baseline not in {v.name for v in variants if v.live}:
         raise ValueError(f"baseline {baseline!r} is not among the live variants: {[v.name for v in variants if v.live]}")
-    timings = time_variants(variants, x, rounds=rounds, warmup=warmup, iters=iters, passes=passes, device=rec.device)
+    timings = time_variants(variants, x, budget_s=budget_s, rounds=rounds, warmup=warmup, iters=iters, passes=passes,
+                            device=rec.device)
     return record(rec, model, variants, timings, len(x), baseline=baseline, reference=reference, scores=scores,
                   flops_per_item=flops_per_item, ceilings=ceilings, **fields)

@@ -1,4 +1,4 @@
-"""The `vitlab` command: env, run, book."""
+"""The `vitlab` command: env, run, check-rows, compare-runs, book."""
 from __future__ import annotations
 
 import argparse
@@ -97,6 +97,27 @@ def _check_rows(args) -> int:
     return 1 if problems or not rows else 0
 
 
+def _compare_runs(args) -> int:
+    """Two runs of the same chapters: every comparison's two verdicts and the tally (--save: also as JSON)."""
+    from vitlab.book import repeat
+    try:
+        first, second = repeat.load_rows(args.first), repeat.load_rows(args.second)
+    except (OSError, ValueError) as error:
+        print(f"vitlab compare-runs: {error}", file=sys.stderr)
+        return 2
+    matched = repeat.pairs(first, second)
+    if not matched:
+        print("vitlab compare-runs: the two runs share no comparison (same notebook, model, variant, batch)",
+              file=sys.stderr)
+        return 2
+    said = repeat.summary(matched, first)
+    print("\n".join(repeat.lines(matched, said)))
+    if args.save:
+        args.save.parent.mkdir(parents=True, exist_ok=True)
+        args.save.write_text(json.dumps(said, indent=1) + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from vitlab.book.layout import BACKEND_CHOICES as CHOICES, STACKS
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
@@ -121,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("book_dir", nargs="?", type=Path, metavar="DIR",
                        help="a book folder, e.g. `vitlab run --into`'s DIR (default: the book)")
     check.set_defaults(handler=_check_rows)
+    again = commands.add_parser("compare-runs", help="compare two runs of the same chapters, verdict by verdict")
+    again.add_argument("first", type=Path, metavar="A", help="a result-row file (.jsonl) or a folder of them")
+    again.add_argument("second", type=Path, metavar="B", help="the other run's rows")
+    again.add_argument("--save", type=Path, metavar="FILE",
+                       help="also write the tally as JSON (the results page reads book/results/repeatability.json)")
+    again.set_defaults(handler=_compare_runs)
     book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
     book.set_defaults(handler=_book)
     return parser

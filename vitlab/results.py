@@ -64,10 +64,20 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
         if timing.first_call_s is not None:  # a first call, compiled or not: `compile_s` only when the caller says so
             row["first_call_s"] = round(timing.first_call_s, 3)
         spread = spread if spread is not None else getattr(timing, "spread", None)
-        if getattr(timing, "round_medians_ms", None):  # interleaved: each round's median, to see what the spread is made of
+        if getattr(timing, "round_medians_ms", None):  # interleaved: each round's median, the verdicts' evidence
             row["round_medians_ms"] = [round(m, 4) for m in timing.round_medians_ms]
+            row["rounds"] = len(timing.round_medians_ms)
+            row["timing_session"] = timing.session  # rows of one session ran round k side by side: they pair up
+            if timing.budget_s is not None:
+                row["budget_s"] = timing.budget_s
     if spread is not None:
         row["spread"] = round(float(spread), 4)
+    if row.get("round_medians_ms") is None and extra.get("round_medians_ms"):
+        row["rounds"] = len(extra["round_medians_ms"])
+    # What a comparison of this row is judged on (vitlab.book.findings reads it): the time one call waits at batch 1
+    # in one process, items per second otherwise; a chapter says otherwise with judged_by=...
+    row["judged_by"] = extra.pop("judged_by", None) or (
+        "latency" if batch == 1 and (extra.get("instances") or 1) == 1 else "throughput")
     if correct:
         row.update(correct)
     row.update(extra)

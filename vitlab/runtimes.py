@@ -139,15 +139,15 @@ def named(variants: list, name: str):
 
 
 def time_groups(rec, groups: list[dict], ceilings: dict, dtypes: dict, gemm_size: int, *, baseline: str,
-                rounds: int = 3, device="cpu") -> tuple[list[dict], dict]:
-    """Time every group first (a group: model, variants, x, warmup, iters, flops_per_item, scores), measuring the
+                device="cpu") -> tuple[list[dict], dict]:
+    """Time every group first (a group: model, variants, x, warmup, budget_s, flops_per_item, scores), measuring the
     GEMM ceilings again after each one (the ceiling is the fastest seen in the run), then record every group's rows
     against the final ceilings. Returns (rows, ceilings)."""
     from vitlab.bench import record, time_variants
     from vitlab.timing import raise_ceiling
     timings = []
     for g in groups:
-        timings.append(time_variants(g["variants"], g["x"], rounds=rounds, warmup=g["warmup"], iters=g["iters"],
+        timings.append(time_variants(g["variants"], g["x"], budget_s=g["budget_s"], warmup=g["warmup"],
                                      device=device))
         ceilings = {p: raise_ceiling(c, device, dtypes[p], gemm_size) for p, c in ceilings.items()}
     rows = []

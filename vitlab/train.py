@@ -168,7 +168,8 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
 STEP_VARIANTS = ("fp32", "channels_last", "bf16 autocast", "ipex.optimize fp32", "ipex.optimize bf16",
                  "torch.compile", "fp32 (re-timed)")
 _STEP_FIELDS = {  # structured row fields: what each variant changes (the name is for people)
-    "fp32": dict(precision="fp32", runtime="eager"), "fp32 (re-timed)": dict(precision="fp32", runtime="eager"),
+    "fp32": dict(precision="fp32", runtime="eager"),
+    "fp32 (re-timed)": dict(precision="fp32", runtime="eager", control=True),  # the baseline again: the run's drift
     "channels_last": dict(precision="fp32", runtime="eager", memory_format="channels_last"),
     "bf16 autocast": dict(precision="bf16", runtime="eager"),
     "ipex.optimize fp32": dict(precision="fp32", runtime="ipex"),
@@ -278,8 +279,8 @@ def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, 
 
 
 def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, labels, held_out, device="cpu", *,
-                  variants=STEP_VARIANTS, rounds: int = 3, passes: int = 1, warmup: int = 5, iters: int = 20,
-                  dataset: str = "") -> list[dict]:
+                  variants=STEP_VARIANTS, budget_s: float | None = None, rounds: int = 6, passes: int = 1,
+                  warmup: int = 5, iters: int = 30, dataset: str = "") -> list[dict]:
     """Every training-step variant of `trained_model` on one batch: first steps apart, then interleaved rounds, then one
     row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, errors and gradient-less backward
     passes as failed rows, timed rows with their held-out correctness and accuracy."""
@@ -299,7 +300,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
             rows.append(rec.record(name, variant, batch, baseline=variant == "fp32",
                                    failed=first_line(error), **common(variant)))
     timings = interleaved({v: r["step"] for v, r in ready.items()}, images, labels, device=device, rounds=rounds,
-                          passes=passes, warmup=warmup, iters=iters, first_call=False)
+                          passes=passes, warmup=warmup, iters=iters, first_call=False, budget_s=budget_s)
     for variant, r in ready.items():
         rows.append(_record_step(rec, name, variant, r, timings[variant], batch, reference, held_out, device,
                                  common(variant)))
@@ -320,13 +321,13 @@ def gradient_check(row: dict) -> str:
 
 def step_table(rows: list[dict]):
     """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness."""
-    from vitlab.book.findings import compare
+    from vitlab.book.findings import findings
     from vitlab.results import status_of
     from vitlab.book.text import markdown_table
-    base = {r["model"]: r for r in rows if r.get("baseline")}
+    judged = {id(f.row): f for f in findings(rows)}
     table = []
     for r in rows:
-        found = None if r.get("baseline") or r["model"] not in base else compare(r, base[r["model"]])
+        found = judged.get(id(r))
         table.append({"model": r["model"], "variant": r["variant"], "images/s": r.get("throughput"),
                       "× fp32": None if found is None else found.ratio,
                       "verdict": "baseline" if found is None else found.verdict,

@@ -1,29 +1,138 @@
-"""Rows -> sentences: what a run showed, said from its own rows (faster / slower / within noise, engaged or why not).
+"""Rows -> verdicts and sentences: what a run showed, said from its own rows. Torch-free.
 
-A chapter prints its conclusions with these, so a page run on another machine or backend says what
-*that* run measured. Torch-free.
+The one verdict rule of the book (`judge`):
+
+- Each timed row keeps its per-round medians (`round_medians_ms`). A row and its baseline timed in the same
+  interleaved call (the same `timing_session`) ran round k side by side, so their rounds pair up: the paired
+  per-round speed ratios are the evidence. Rows timed apart (two launches, two stacks) are compared unpaired.
+- The interval: a 95% Student-t confidence interval of the mean log speed ratio (paired: over the per-round log
+  ratios; unpaired: Welch's interval on the two rows' log round speeds). Why t and not a bootstrap: a comparison
+  has 5 to 15 rounds, and a percentile bootstrap on so few values gives intervals that are too narrow (it cannot
+  see beyond the values it has); the t interval is exact for normal log ratios and widens honestly as rounds get
+  few. Ratios are taken in logs, so 2× faster and 2× slower are the same distance from a tie.
+- Drift: where a chapter times a second copy of the baseline beside it (a row with `control: true` in the same
+  comparison group), the control's distance from the baseline is what the machine moved during the run; it is
+  added to both ends of every interval of that group.
+- The threshold (THRESHOLD, 5%): "faster" only when the whole interval lies above 1 + threshold, "slower" only
+  when it lies below 1 / (1 + threshold), "within noise" when it lies inside both, otherwise "inconclusive"
+  (the interval is too wide to say). Fewer than MIN_ROUNDS rounds on either row: "inconclusive".
+- What a comparison is judged on is a field of the row (`judged_by`: "latency", the time one call waits, or
+  "throughput", items per second summed over instances); every consumer reads it from there.
 """
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 
-import json
-
 from vitlab.book.rows import comparison_key, status_of
-from vitlab.book.text import markdown_table
+from vitlab.book.text import markdown_table, shorten
 
-DEFAULT_BAND = 0.05  # the noise band when a row has no measured spread: ±5%
+THRESHOLD = 0.05    # the practical threshold: a difference under 5% is not worth a verdict
+MIN_ROUNDS = 5      # paired rounds a verdict needs
+CONFIDENCE = 0.95   # of the interval
+VERDICTS = ("faster", "slower", "within noise", "inconclusive")
+
+# Student t's two-sided 95% quantile by degrees of freedom (1..30); beyond 30 the normal's 1.96 plus a correction.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_quantile(df: float) -> float:
+    """Student t's 97.5% quantile for `df` degrees of freedom (fractional df from Welch: interpolated)."""
+    if df >= len(_T975):
+        return 1.95996 + 2.4 / df  # within 0.002 of the exact value for df > 30
+    low = max(1, int(df))
+    high = min(low + 1, len(_T975))
+    return _T975[low - 1] + (_T975[high - 1] - _T975[low - 1]) * (df - low)
+
+
+def judged_by(row: dict) -> str:
+    """What the row's comparison is judged on: its `judged_by` field; rows without one by throughput."""
+    return row.get("judged_by") or "throughput"
+
+
+def round_speeds(row: dict, by: str) -> list[float]:
+    """The row's speed in each round: calls per second (latency) or items per second (throughput)."""
+    medians = [m for m in row.get("round_medians_ms") or [] if m]
+    if by == "throughput" and row.get("round_throughputs"):
+        return list(row["round_throughputs"])
+    if by == "throughput":
+        return [(row.get("batch") or 1) * (row.get("instances") or 1) * 1000.0 / m for m in medians]
+    return [1000.0 / m for m in medians]
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A speed ratio (row over baseline, > 1: the row is faster) with its 95% interval, in plain ratios."""
+
+    ratio: float
+    low: float
+    high: float
+    rounds: int          # rounds of evidence (paired: pairs; unpaired: the fewer of the two rows')
+    paired: bool
+    drift: float = 0.0   # relative drift of the group's control row, added to both ends
+
+    @property
+    def half_width(self) -> float:
+        """The interval's half-width as a fraction of the ratio (in logs: ±5% reads 0.05)."""
+        return math.expm1((math.log(self.high) - math.log(self.low)) / 2)
+
+
+def interval(row: dict, baseline: dict, by: str, drift: float = 0.0) -> Interval | None:
+    """The interval of row's speed over baseline's, from their rounds; None when either has fewer than 2 rounds."""
+    mine, theirs = round_speeds(row, by), round_speeds(baseline, by)
+    if len(mine) < 2 or len(theirs) < 2:
+        return None
+    same = row.get("timing_session") and row.get("timing_session") == baseline.get("timing_session")
+    if same and len(mine) == len(theirs):
+        logs = [math.log(a / b) for a, b in zip(mine, theirs)]
+        centre, sd = _mean_sd(logs)
+        half, n = t_quantile(len(logs) - 1) * sd / math.sqrt(len(logs)), len(logs)
+    else:  # Welch: two independent sets of rounds
+        (m1, s1), (m2, s2) = _mean_sd([math.log(v) for v in mine]), _mean_sd([math.log(v) for v in theirs])
+        v1, v2 = s1 ** 2 / len(mine), s2 ** 2 / len(theirs)
+        df = (v1 + v2) ** 2 / ((v1 ** 2 / (len(mine) - 1)) + (v2 ** 2 / (len(theirs) - 1))) if v1 + v2 else 1e9
+        centre, half, n = m1 - m2, t_quantile(df) * math.sqrt(v1 + v2), min(len(mine), len(theirs))
+    half += math.log1p(drift)
+    return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, bool(same), drift)
+
+
+def judge(found: Interval | None, threshold: float = THRESHOLD) -> str:
+    """The verdict on an interval: faster | slower | within noise | inconclusive (see the module's rule)."""
+    if found is None or found.rounds < MIN_ROUNDS:
+        return "inconclusive"
+    if found.low > 1 + threshold:
+        return "faster"
+    if found.high < 1 / (1 + threshold):
+        return "slower"
+    if found.low >= 1 / (1 + threshold) and found.high <= 1 + threshold:
+        return "within noise"
+    return "inconclusive"
+
+
+def control_drift(row: dict, baseline: dict) -> float:
+    """How far a control row (a second copy of the baseline, timed beside it) moved from the baseline: the
+    interval's far end from a tie, as a fraction (0.0 when it cannot be measured)."""
+    found = interval(row, baseline, judged_by(row))
+    return 0.0 if found is None else max(found.high - 1, 1 - found.low, 0.0)
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One variant against its group's baseline."""
+    """One variant against another (its group's baseline, a runner-up, the other stack's row)."""
 
     row: dict
     baseline: dict
-    ratio: float | None   # throughput / baseline throughput (>1: faster); None when either has no timing
-    band: float           # the relative noise band the ratio is judged against
-    latency: bool = False  # ratio = baseline median_ms / median_ms (per-request speed), not throughput
+    ratio: float | None        # speed ratio, > 1: `row` is faster; None when either has no timing
+    interval: Interval | None  # None: too few rounds to build one
+    by: str = "throughput"     # what it is judged on: "latency" or "throughput"
+    threshold: float = THRESHOLD
 
     @property
     def verdict(self) -> str:
@@ -32,96 +141,122 @@ class Finding:
             return status
         if self.ratio is None:
             return "not timed"
-        if self.ratio > 1 + self.band:
-            return "faster"
-        if self.ratio < 1 / (1 + self.band):
-            return "slower"
-        return "within noise"
+        return judge(self.interval, self.threshold)
 
-    def __str__(self) -> str:
-        row, base = self.row, self.baseline
-        name = row.get("variant")
-        if self.verdict in ("skipped", "failed"):
-            return f"{name}: {self.verdict} — {row.get('reason') or 'no reason given'}"
-        if self.ratio is None:
-            return f"{name}: not timed — {row.get('reason') or 'no timing recorded'}"
-        if self.latency:
-            measured = f"latency {base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
-        elif _per_call(row) and _per_call(base):
-            measured = f"{base['median_ms']:.3g} → {row['median_ms']:.3g} ms"
-        else:  # a rate without one per-call latency (a whole training run, several instances' sum)
-            measured = f"{_rate(base['throughput'])} → {_rate(row['throughput'])} items/s"
-        text = f"{name}: {self.ratio:.2f}× {base.get('variant')} ({measured} at batch {row.get('batch')}) — {self.verdict}"
-        if self.verdict == "within noise":
-            text += f" (inside ±{self.band:.0%})"
-        if not row.get("engaged", True):
-            text += f"; not engaged: {row.get('reason') or 'no reason given'}"
-        elif row.get("reason") and self.verdict != "skipped":
-            text += f"; {row['reason']}"
+    @property
+    def band(self) -> float | None:
+        """The interval's half-width (a fraction of the ratio), None without an interval."""
+        return None if self.interval is None else self.interval.half_width
+
+    def evidence(self) -> str:
+        """'1.32×, 95% interval 1.25–1.40× over 8 paired rounds' (or why there is no interval)."""
+        if self.interval is None or self.interval.rounds < MIN_ROUNDS:
+            rounds = 0 if self.interval is None else self.interval.rounds
+            return f"{self.ratio:.2f}× from {rounds} rounds; a verdict needs {MIN_ROUNDS}"
+        i = self.interval
+        how = "paired" if i.paired else "unpaired"
+        drift = f", widened by the baseline's own drift of {i.drift:.0%}" if i.drift else ""
+        return f"{self.ratio:.2f}×, 95% interval {i.low:.2f}–{i.high:.2f}× over {i.rounds} {how} rounds{drift}"
+
+    def said(self) -> str:
+        """This finding as the end of a sentence whose subject is the variant: '… was <said>.'"""
+        against = self.baseline.get("variant")
+        verdict = self.verdict
+        why = shorten((str(self.row.get("reason") or "no reason recorded").splitlines() or [""])[0], 140)
+        if verdict == "failed":
+            return f"not measured: it failed here (why: {why})"
+        if verdict == "skipped":
+            return f"not measured: skipped here (why: {why})"
+        if verdict == "not timed":
+            return f"not timed (why: {why})"
+        by = " in latency" if self.by == "latency" else ""
+        text = {"faster": f"faster than {against}{by}", "slower": f"slower than {against}{by}",
+                "within noise": f"within noise of {against}{by} (inside ±{self.threshold:.0%})",
+                "inconclusive": f"not told apart from {against}{by}: the interval is too wide to call"}[verdict]
+        if verdict == "inconclusive" and (self.interval is None or self.interval.rounds < MIN_ROUNDS):
+            text = f"not told apart from {against}{by}: too few rounds"
+        text += f" ({self.evidence()})"
+        if status_of(self.row) == "not engaged":
+            text += f"; its feature did not engage (why: {why})"
         return text
 
-
-def _rate(items_per_s: float) -> str:
-    """A rate as people read it: 8,383 or 34,990 (not 3.499e+04); three digits below 100."""
-    return f"{items_per_s:,.0f}" if items_per_s >= 100 else f"{items_per_s:.3g}"
+    def __str__(self) -> str:
+        return f"{self.row.get('variant')} at batch {self.row.get('batch')}: {self.said()}"
 
 
-def _per_call(row: dict) -> bool:
-    """Whether the row's throughput is its batch over its median call (one process): then ms say the same."""
-    return row.get("median_ms") is not None and (row.get("instances") or 1) == 1
+def compare(row: dict, baseline: dict, control: dict | None = None, threshold: float = THRESHOLD) -> Finding:
+    """`row` against `baseline`, judged on the row's `judged_by`, widened by `control`'s drift where one is given."""
+    by = judged_by(row)
+    mine, theirs = round_speeds(row, by), round_speeds(baseline, by)
+    timed = status_of(row) not in ("skipped", "failed") and (row.get("median_ms") or row.get("throughput"))
+    if not (timed and (baseline.get("median_ms") or baseline.get("throughput"))):
+        return Finding(row, baseline, None, None, by, threshold)
+    drift = control_drift(control, baseline) if control is not None else 0.0
+    found = interval(row, baseline, by, drift) if mine and theirs else None
+    if found is not None:
+        ratio = found.ratio
+    else:  # no rounds: the overall figures' ratio, said but never judged
+        key = "median_ms" if by == "latency" and row.get("median_ms") and baseline.get("median_ms") else "throughput"
+        if not (row.get(key) and baseline.get(key)):
+            return Finding(row, baseline, None, None, by, threshold)
+        ratio = baseline[key] / row[key] if key == "median_ms" else row[key] / baseline[key]
+    return Finding(row, baseline, ratio, found, by, threshold)
 
 
-def noise_band(*rows: dict, floor: float = DEFAULT_BAND) -> float:
-    """The band two rows' ratio must leave to count as a difference: their largest spread, at least `floor`."""
-    return max([floor] + [float(r["spread"]) for r in rows if r.get("spread") is not None])
+def controls(rows: list[dict]) -> dict[tuple, dict]:
+    """The control row (`control: true`, a second copy of the baseline) of each comparison group that has one."""
+    return {comparison_key(r): r for r in rows if r.get("control")}
 
 
-def compare(row: dict, baseline: dict, floor: float = DEFAULT_BAND, latency: bool = False) -> Finding:
-    """`row` against `baseline`: the throughput ratio (or, with `latency`, the inverse ratio of the median
-    per-call times: what one request waits), judged against the noise band."""
-    ratio = None
-    key = "median_ms" if latency else "throughput"
-    if row.get(key) and baseline.get(key):
-        ratio = baseline[key] / row[key] if latency else row[key] / baseline[key]
-    return Finding(row, baseline, ratio, noise_band(row, baseline, floor=floor), latency)
-
-
-def findings(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> list[Finding]:
-    """Every non-baseline row (matching `match`, e.g. model=..., sweep=False) against its group's baseline."""
+def findings(rows: list[dict], **match) -> list[Finding]:
+    """Every non-baseline row (matching `match`, e.g. model=..., sweep=False) against its group's baseline,
+    widened by the group's control row where it has one."""
     baselines = {comparison_key(r): r for r in rows if r.get("baseline")}
+    control = controls(rows)
     picked = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
-    return [compare(r, baselines[comparison_key(r)], floor) for r in picked
-            if not r.get("baseline") and comparison_key(r) in baselines]
+    return [compare(r, baselines[comparison_key(r)], None if r.get("control") else control.get(comparison_key(r)))
+            for r in picked if not r.get("baseline") and comparison_key(r) in baselines]
 
 
-def best(rows: list[dict], floor: float = DEFAULT_BAND, latency: bool = False, **match) -> str:
-    """One sentence: the fastest timed row matching `match` (by throughput, or with `latency` by median
-    per-call time), and whether it beats the runner-up beyond noise."""
-    key = "median_ms" if latency else "throughput"
-    timed = sorted((r for r in rows if r.get(key) and all(r.get(k) == v for k, v in match.items())),
-                   key=lambda r: r[key], reverse=not latency)
+def speed(row: dict) -> float:
+    """The row's speed by its own `judged_by` (calls or items per second), 0 without a timing."""
+    if judged_by(row) == "latency":
+        return 1000.0 / row["median_ms"] if row.get("median_ms") else 0.0
+    return row.get("throughput") or 0.0
+
+
+@dataclass(frozen=True)
+class Leader:
+    """The fastest of several rows, and whether the rule lets the page call it that."""
+
+    row: dict | None           # the fastest measured row (None: nothing was timed)
+    runner_up: Finding | None  # the leader against the second fastest (None: one row or none)
+
+    @property
+    def decided(self) -> bool:
+        return self.runner_up is not None and self.runner_up.verdict == "faster"
+
+    def said(self) -> str:
+        """'max-autotune, faster than the runner-up default (…)' or the tie, said as a tie."""
+        if self.row is None:
+            return "nothing was timed"
+        name = self.row.get("variant")
+        if self.runner_up is None:
+            return f"{name} (the only one timed)"
+        second = self.runner_up.baseline.get("variant")
+        if self.decided:
+            return f"{name}, faster than the runner-up {second} ({self.runner_up.evidence()})"
+        return (f"no single fastest: the top two, {name} and {second}, were not told apart "
+                f"({self.runner_up.verdict}: {self.runner_up.evidence()})")
+
+
+def leader(rows: list[dict]) -> Leader:
+    """The fastest timed row among `rows` (by their `judged_by` speed) against the runner-up, under the rule."""
+    timed = sorted((r for r in rows if speed(r) and status_of(r) not in ("skipped", "failed")), key=speed,
+                   reverse=True)
     if not timed:
-        return "nothing was timed"
-    if len(timed) == 1:
-        return f"only {timed[0]['variant']} was timed"
-    return lead(timed[0], timed[1], floor, latency)
-
-
-def lead(first: dict, second: dict, floor: float = DEFAULT_BAND, latency: bool = False) -> str:
-    """best()'s sentence for `first` ahead of the runner-up `second`."""
-    found = compare(first, second, floor, latency)
-    by = " by latency" if latency else ""
-    if found.verdict == "within noise":
-        return (f"fastest{by}: {first['variant']} and {second['variant']} are within noise of each other "
-                f"({found.ratio:.2f}×, band ±{found.band:.0%})")
-    return (f"fastest{by}: {first['variant']}, {found.ratio:.2f}× the runner-up {second['variant']} "
-            f"(beyond the ±{found.band:.0%} band)")
-
-
-def say(rows: list[dict], floor: float = DEFAULT_BAND, **match) -> None:
-    """Print findings(rows, **match), one line each."""
-    for finding in findings(rows, floor, **match):
-        print(finding)
+        return Leader(None, None)
+    return Leader(timed[0], compare(timed[0], timed[1]) if len(timed) > 1 else None)
 
 
 def above_ceiling(rows: list[dict]) -> list[str]:
@@ -142,21 +277,25 @@ def row_id(row: dict) -> dict:
     return {key: row.get(key) for key in ROW_KEYS}
 
 
-def glue_values(key: str, finding: Finding) -> dict:
-    """What a chapter glues for one finding: `key_ratio` ('1.23'), `key_verdict` (faster | slower | within noise |
-    skipped | failed | not timed), `key_band` ('5%'), `key_status` (the row's status), and `key_rows`: which rows
-    and how (JSON), so a test recomputes the finding from the committed rows."""
-    return {f"{key}_ratio": "–" if finding.ratio is None else f"{finding.ratio:.2f}",
+def glue_values(key: str, finding: Finding, control: dict | None = None) -> dict:
+    """What a chapter glues for one finding: `key_said` (the sentence's end: '… was faster than eager fp32 (…)'),
+    `key_verdict` (faster | slower | within noise | inconclusive | skipped | failed | not timed), `key_ratio`
+    ('1.23' or '–'), `key_band` ('±3%' or '–'), `key_status`, and `key_rows`: which rows and how (JSON), so a test
+    recomputes the finding from the committed rows."""
+    return {f"{key}_said": finding.said(),
+            f"{key}_ratio": "–" if finding.ratio is None else f"{finding.ratio:.2f}",
             f"{key}_verdict": finding.verdict,
-            f"{key}_band": f"{finding.band:.0%}",
+            f"{key}_band": "–" if finding.band is None else f"±{finding.band:.0%}",
             f"{key}_status": status_of(finding.row),
             f"{key}_rows": json.dumps({"row": row_id(finding.row), "baseline": row_id(finding.baseline),
-                                        "latency": finding.latency})}
+                                       "control": None if control is None else row_id(control)})}
 
 
 def table(found: list[Finding]):
-    """Findings as one compact Markdown table (variant, against, batch, ratio, verdict, band, note)."""
+    """Findings as one compact Markdown table (variant, against, batch, ratio, interval, verdict, note)."""
+    def interval_of(f: Finding) -> str:
+        return "" if f.interval is None else f"{f.interval.low:.2f}–{f.interval.high:.2f}× ({f.interval.rounds})"
     rows = [{"variant": f.row.get("variant"), "against": f.baseline.get("variant"), "batch": f.row.get("batch"),
-             "ratio": f.ratio, "verdict": f.verdict, "band": f.band, "status": status_of(f.row),
-             "note": f.row.get("reason") or ""} for f in found]
-    return markdown_table(rows, {"ratio": lambda r: f"{r:.2f}×", "band": lambda b: f"±{b:.0%}"}, limit=70)
+             "judged by": f.by, "ratio": f.ratio, "95% interval (rounds)": interval_of(f), "verdict": f.verdict,
+             "status": status_of(f.row), "note": f.row.get("reason") or ""} for f in found]
+    return markdown_table(rows, {"ratio": lambda r: f"{r:.2f}×"}, limit=70)

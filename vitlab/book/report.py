@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.book import layout
-from vitlab.book.findings import DEFAULT_BAND, Finding, compare, findings
+from vitlab.book.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings
 from vitlab.book.rows import latest_runs, status_of, with_speedups
 from vitlab.book.text import markdown_table
 
@@ -76,25 +76,34 @@ def outcome(found: Finding) -> str:
     return found.verdict if status == "ok" else status
 
 
-def best_finding(found: list[Finding]) -> Finding | None:
-    """The engaged, timed variant with the highest ratio over its baseline."""
-    candidates = [f for f in found if status_of(f.row) == "ok" and f.ratio is not None]
-    return max(candidates, key=lambda f: f.ratio) if candidates else None
+def decided(found: list[Finding]) -> list[Finding]:
+    """The findings the rule calls faster, the largest ratio first (a list, not a winner: no leader is crowned)."""
+    return sorted((f for f in found if f.verdict == "faster" and status_of(f.row) == "ok"), key=lambda f: -f.ratio)
 
 
 def finding_sentence(found: Finding) -> str:
-    """'**X** (model, batch 1): 1.23× Y, faster (noise band ±5%)'."""
-    row = found.row
+    """'**X** (model, batch 1): 1.23× Y (95% interval 1.20–1.26×)'."""
+    row, i = found.row, found.interval
     return (f"**{row.get('variant')}** ({row.get('model')}, batch {row.get('batch')}): {found.ratio:.2f}× "
-            f"{found.baseline.get('variant')}, {found.verdict} (noise band ±{found.band:.0%})")
+            f"{found.baseline.get('variant')} (95% interval {i.low:.2f}–{i.high:.2f}×)")
+
+
+VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "not engaged", "not timed", "skipped", "failed")
 
 
 def tally(found: list[Finding]) -> str:
-    """'Of 8 variants against a baseline: 2 faster, 5 within noise, 1 skipped'."""
+    """'of 8 variants against a baseline: 2 faster, 4 within noise, 1 inconclusive, 1 skipped'."""
     counts = Counter(outcome(f) for f in found)
-    order = ("faster", "slower", "within noise", "not engaged", "not timed", "skipped", "failed")
-    parts = [f"{counts[word]} {word}" for word in order if counts[word]]
+    parts = [f"{counts[word]} {word}" for word in VERDICT_ORDER if counts[word]]
     return f"of {len(found)} variants against a baseline: " + ", ".join(parts)
+
+
+def resolution(found: list[Finding]) -> str:
+    """What size of difference a chapter's run could decide: the median and widest half-width of its intervals."""
+    widths = sorted(f.band for f in found if f.band is not None and f.interval.rounds >= MIN_ROUNDS)
+    if not widths:
+        return "no interval"
+    return f"intervals ±{widths[len(widths) // 2]:.0%} at the median, ±{widths[-1]:.0%} at the widest"
 
 
 def chapter_link(run: tuple[str, str], notebook: str, book_dir: Path) -> str:
@@ -109,13 +118,15 @@ def run_summary(rows: list[dict], run: tuple[str, str], book_dir: Path) -> list[
     lines = [f"**{run_label(run)}** ({device_of(rows, run)})", ""]
     for notebook in notebooks_in([r for r in rows if run_of(r) == run]):
         found = headline_findings([r for r in rows if run_of(r) == run and r["notebook"] == notebook])
-        best = best_finding(found)
+        faster = decided(found)
         if not found:
             said = "no variant measured against a baseline"
-        elif best is None:
-            said = f"no engaged variant timed against a baseline; {tally(found)}"
+        elif not faster:
+            said = f"no variant beat its baseline under the rule; {tally(found)}; {resolution(found)}"
         else:
-            said = f"best against its baseline: {finding_sentence(best)}; {tally(found)}"
+            more = f", and {len(faster) - 2} more" if len(faster) > 2 else ""
+            said = (f"faster than their baselines: {'; '.join(finding_sentence(f) for f in faster[:2])}{more}; "
+                    f"{tally(found)}; {resolution(found)}")
         lines.append(f"- {chapter_link(run, notebook, book_dir)} — {said}.")
     return lines + [""]
 
@@ -130,9 +141,10 @@ def device_of(rows: list[dict], run: tuple[str, str]) -> str:
 
 def summary_section(rows: list[dict], book_dir: Path) -> list[str]:
     text = ["## What each run showed", "",
-            "Per chapter and run: the variant with the highest throughput ratio over its comparison's baseline "
-            "(an engaged, timed variant, batch sweeps left out), judged against the noise band of the two rows, "
-            "and how every variant of the chapter came out against its own baseline.", ""]
+            "Per chapter and run: the variants the rule calls faster than their comparison's baseline (the largest "
+            "ratios first, batch sweeps left out; a list, not a winner), how every variant of the chapter came out "
+            "against its own baseline, and how wide the run's intervals were: the size of difference it could decide.",
+            ""]
     for run in runs_in(rows):
         text += run_summary(rows, run, book_dir)
     return text
@@ -218,13 +230,13 @@ def panel_title(key: tuple, entries: dict) -> str:
 
 def x_limits(found: list[Finding]) -> tuple[float, float]:
     """A log axis that holds 1×, every ratio and its noise band, with a margin."""
-    low = min([1.0] + [f.ratio / (1 + f.band) for f in found])
-    high = max([1.0] + [f.ratio * (1 + f.band) for f in found])
+    low = min([1.0] + [f.interval.low if f.interval else f.ratio for f in found])
+    high = max([1.0] + [f.interval.high if f.interval else f.ratio for f in found])
     return low / 1.15, high * 1.15
 
 
 def draw_panel(ax, key: tuple, entries: dict, runs: list, colours: dict) -> None:
-    """One comparison group: a line per variant, a marker per run at its ratio, whiskers for the noise band."""
+    """One comparison group: a line per variant, a marker per run at its ratio, whiskers for its 95% interval."""
     order = list(entries)
     step = 0.7 / max(len(runs), 1)
     for j, entry in enumerate(order):
@@ -233,7 +245,8 @@ def draw_panel(ax, key: tuple, entries: dict, runs: list, colours: dict) -> None
             if found is None:
                 continue
             y = j - 0.35 + step * (i + 0.5)
-            whisker = [[found.ratio - found.ratio / (1 + found.band)], [found.ratio * found.band]]
+            i = found.interval
+            whisker = [[found.ratio - i.low], [i.high - found.ratio]] if i else None
             engaged = status_of(found.row) == "ok"
             ax.errorbar(found.ratio, y, xerr=whisker, fmt="o", color=colours[run], markersize=6, capsize=2,
                         markerfacecolor=colours[run] if engaged else "white", linewidth=1)
@@ -258,7 +271,7 @@ def ratio_axes(axes, found: list[Finding]) -> None:
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xticks(ticks, [f"{t:.2g}×" for t in ticks], fontsize=8)
         ax.tick_params(labelbottom=True)
-    axes[-1].set_xlabel("throughput over the baseline (log scale; > 1× is faster); whiskers: noise band")
+    axes[-1].set_xlabel("speed over the baseline (log scale; > 1× is faster); whiskers: 95% interval")
 
 
 def legend(fig, runs: list, colours: dict, found: list[Finding]) -> None:
@@ -391,29 +404,55 @@ def run_name(row: dict) -> str:
     return f"torch {row.get('versions', {}).get('torch')}, {row.get('preset')}"
 
 
-def pair_line(pair: tuple[dict, dict]) -> list:
+def own_verdicts(rows: list[dict]) -> dict[tuple, str]:
+    """(stack, method key) -> the verdict of that row against its own stack's baseline ('baseline' for a baseline)."""
+    said = {(r["stack"], method_key(r)): "baseline" for r in rows if r.get("baseline")}
+    for stack in layout.STACKS:
+        said.update({(stack, method_key(f.row)): f.verdict for f in findings([r for r in rows if r["stack"] == stack])})
+    return said
+
+
+def agreement(ours: str | None, theirs: str | None) -> str:
+    """Whether two verdicts on the same comparison agree: same, one undecided (within noise or inconclusive), or
+    opposite (one faster, the other slower)."""
+    if ours == theirs:
+        return "same"
+    if {ours, theirs} == {"faster", "slower"}:
+        return "opposite"
+    return "one undecided" if {ours, theirs} & {"within noise", "inconclusive"} else "not compared"
+
+
+def pair_line(pair: tuple[dict, dict], verdicts: dict[tuple, str]) -> list:
     ours, theirs = pair
     found = compare(theirs, ours)
     method = ", ".join(str(ours[k]) for k in ("method", "precision") if ours.get(k) is not None) or "not recorded"
+    mine, other = verdicts.get(("reference", method_key(ours))), verdicts.get(("current", method_key(theirs)))
     return [ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"], method,
-            run_name(ours), ours["throughput"], ours.get("speedup"), run_name(theirs), theirs["throughput"],
-            theirs.get("speedup"), found.ratio, found.verdict]
+            run_name(ours), ours["throughput"], mine, run_name(theirs), theirs["throughput"], other,
+            agreement(mine, other) if "baseline" not in (mine, other) else "baseline", found.ratio, found.verdict]
 
 
 PAIR_COLUMNS = ["backend", "chapter", "model", "variant", "batch", "method, precision", "reference run",
-                "items/s (ref.)", "speedup (ref.)", "current run", "items/s (current)", "speedup (current)",
-                "current/reference", "verdict"]
+                "items/s (ref.)", "verdict (ref.)", "current run", "items/s (current)", "verdict (current)",
+                "verdicts agree", "current/reference", "current vs reference"]
 
 
-def stack_tally(pairs: list[tuple[dict, dict]]) -> list[str]:
-    """Per backend and chapter: how many variants the current stack ran faster, slower or within noise."""
+def stack_tally(pairs: list[tuple[dict, dict]], verdicts: dict[tuple, str]) -> list[str]:
+    """Per backend and chapter: how the current stack compared with the reference, and whether the two stacks'
+    verdicts against their own baselines agree."""
     counts: dict[tuple, Counter] = {}
     for ours, theirs in pairs:
-        counts.setdefault((ours["backend"], ours["notebook"]), Counter())[compare(theirs, ours).verdict] += 1
-    body = [[backend, notebook, sum(c.values()), c["faster"], c["slower"], c["within noise"]]
+        count = counts.setdefault((ours["backend"], ours["notebook"]), Counter())
+        count[compare(theirs, ours).verdict] += 1
+        mine, other = verdicts.get(("reference", method_key(ours))), verdicts.get(("current", method_key(theirs)))
+        if "baseline" not in (mine, other):
+            count["agree: " + agreement(mine, other)] += 1
+    keys = ["faster", "slower", "within noise", "inconclusive", "agree: same", "agree: one undecided",
+            "agree: opposite"]
+    body = [[backend, notebook, sum(c[k] for k in keys[:4])] + [c[k] for k in keys]
             for (backend, notebook), c in sorted(counts.items())]
-    return [table(["backend", "chapter", "variants compared", "current faster", "current slower", "within noise"],
-                  body), ""]
+    return [table(["backend", "chapter", "variants compared", "current faster", "current slower", "within noise",
+                   "inconclusive", "verdicts same", "one undecided", "opposite"], body), ""]
 
 
 def stack_section(reference: list[dict], current: list[dict]) -> list[str]:
@@ -423,15 +462,17 @@ def stack_section(reference: list[dict], current: list[dict]) -> list[str]:
             "both ran it the same way: same backend, chapter, model, variant, batch and comparison, and the same "
             "method, precision, runtime and mode where the rows record them (a field one row records and the other "
             "lacks is a difference). *current/reference* is the throughput ratio (> 1: the current stack is "
-            "faster), judged against the two rows' noise band; each stack's speedup is against its own baseline. "
+            "faster), judged by the rule below on the two rows' rounds (unpaired: the stacks ran apart). Each stack's "
+            "verdict against its own baseline is shown beside it, and whether the two agree. "
             "Rows of different presets compare where the model and batch are the same.", ""]
     pairs = stack_pairs(reference, current)
     if not pairs:
         return text + ["No variant has been run the same way on both stacks yet: run "
                        "`.venv-current/bin/vitlab run --backend cpu` after `bash tools/setup.sh current`.", ""]
-    return (text + stack_tally(pairs)
+    verdicts = own_verdicts(page_rows(reference, current))
+    return (text + stack_tally(pairs, verdicts)
             + dropdown(f"All {len(pairs)} variants both stacks ran",
-                       table(PAIR_COLUMNS, [pair_line(pair) for pair in pairs])))
+                       table(PAIR_COLUMNS, [pair_line(pair, verdicts) for pair in pairs])))
 
 
 # ---- the page ------------------------------------------------------------------------------------------------
@@ -440,13 +481,47 @@ def introduction(rows: list[dict]) -> list[str]:
     return ["# Results across backends", "",
             f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each backend and "
             "stack) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Speedups compare "
-            "variants on the *same* backend and stack, as throughput ratios against the row each comparison names as "
-            "its baseline (`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are "
-            "medians after warm-up with the device synchronised; a difference counts only outside the noise band, "
-            f"the larger relative spread of the two rows' interleaved rounds (at least {DEFAULT_BAND:.0%}). "
-            "*Of ceiling* is the achieved FLOP/s over a large matrix multiply timed in the same run, device and "
-            "precision (the highest of the run's measurements of it). In the tables, ◆ marks each comparison's "
-            "baseline row.", ""]
+            "variants on the *same* backend and stack against the row each comparison names as its baseline "
+            "(`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are medians after "
+            "warm-up with the device synchronised. *Of ceiling* is the achieved FLOP/s over a large matrix multiply "
+            "timed in the same run, device and precision (the highest of the run's measurements of it). In the "
+            "tables, ◆ marks each comparison's baseline row.", ""] + rule_section()
+
+
+def rule_section() -> list[str]:
+    """The verdict rule, in plain words (vitlab.book.findings is its one implementation)."""
+    return ["## How a verdict is decided", "",
+            "Variants are timed in interleaved rounds: every variant once per round, in turn, the order rotating, "
+            "so a noisy spell hits all of them alike. Each row keeps its per-round medians (`round_medians_ms`), and "
+            "a row's round k pairs with its baseline's round k. The speed ratio of a comparison is the geometric mean "
+            "of its paired per-round ratios, with a 95% Student-t confidence interval (t rather than a bootstrap: a "
+            "comparison has 6 to 15 rounds, too few for a bootstrap's interval to be trusted). Rows timed apart "
+            "(two launches, two stacks) get Welch's unpaired interval. Where a chapter timed a second copy of the "
+            "baseline beside it, the distance between the two copies is the run's drift, and it widens every "
+            f"interval of that comparison. The practical threshold is ±{THRESHOLD:.0%}: **faster** only when the "
+            f"whole interval lies above {1 + THRESHOLD:.2f}×, **slower** only when it lies below "
+            f"{1 / (1 + THRESHOLD):.2f}×, **within noise** when it lies inside both, and **inconclusive** when it is "
+            f"too wide to say (or has fewer than {MIN_ROUNDS} rounds). A comparison is judged on latency (the time "
+            "one call waits: batch 1 in one process) or on throughput (items per second, summed over instances), "
+            "as its row records (`judged_by`); the chapter's page and this page read the same field. Each row "
+            "records the rounds it got and the seconds of timing it was given (`rounds`, `budget_s`).", ""]
+
+
+def repeatability_section(book_dir: Path) -> list[str]:
+    """The committed tally of two runs of the same chapters on one machine (`vitlab compare-runs --save`)."""
+    path = layout.rows_dir("reference", book_dir) / "repeatability.json"
+    if not path.exists():
+        return []
+    import json
+    said = json.loads(path.read_text())
+    counts = said["tally"]
+    return ["## Verdicts that held when the book was run twice", "",
+            f"The {said['preset']} chapters were run twice on {said['machine']} ({said['stack']}, {said['date']}), "
+            f"and every comparison's two verdicts compared (`vitlab compare-runs`): of {said['compared']} "
+            f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} moved "
+            f"between a call and within noise or inconclusive, and {counts.get('opposite', 0)} flipped between "
+            f"faster and slower. The intervals' half-widths were ±{said['half_width_median']:.0%} at the median and "
+            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.", ""]
 
 
 def remove_stale(figures: Path, kept: list[Path]) -> None:
@@ -461,7 +536,8 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     current = current or []
     shown = page_rows(rows, current)
     figures = layout.figures_dir(book_dir)
-    text = introduction(shown) + summary_section(shown, book_dir) + provenance_section(shown)
+    text = (introduction(shown) + repeatability_section(book_dir) + summary_section(shown, book_dir)
+            + provenance_section(shown))
     text += missing_section(rows, current)
     colours = {run: f"C{i % 10}" for i, run in enumerate(runs_in(shown))}
     drawn = []

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--weights", help="a .safetensors file of the digits ViT (default: vitlab.train.trained)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
     parser.add_argument("--iters", type=int, nargs="+", default=[20], help="timed calls per batch (one: for all)")
-    parser.add_argument("--rounds", type=int, default=3, help="timed in rounds: their spread is the noise band")
+    parser.add_argument("--rounds", type=int, default=6, help="timed in rounds: the verdicts judge their medians")
     parser.add_argument("--barrier", help="a folder shared by the instances of one launch")
     parser.add_argument("--instances", type=int, default=1)
     parser.add_argument("--calibration-images", type=int, default=256, help="training images INT8 calibrates on")
@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 t = interleaved({kind: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n)[kind]
                 lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
                               "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
+                              "round_medians_ms": t.round_medians_ms,
                               "start": start, "end": time.time(), "reason": why,
                               **({"accuracy": scored[kind]} if kind in scored else {})})
     for line in lines:  # one write per line: instances share the launcher's pipe, and under PYTHONUNBUFFERED
@@ -112,13 +113,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
     return lines
 
 
+def round_fields(lines: list[dict], batch: int) -> dict:
+    """Per-round evidence of one launch's instances: each round's slowest instance (latency) and the instances'
+    summed items per second (throughput); instances time their rounds side by side, between the same barriers."""
+    rounds = [line.get("round_medians_ms") or [] for line in lines]
+    if not rounds or len({len(r) for r in rounds}) != 1 or not rounds[0]:
+        return {}
+    per_round = list(zip(*rounds))
+    return {"round_medians_ms": [round(max(r), 4) for r in per_round],
+            "round_throughputs": [round(sum(batch * 1000.0 / m for m in r), 3) for r in per_round]}
+
+
 def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
-           launcher_error: str = "") -> list[dict]:
+           launcher_error: str = "", judged_by: str | None = None) -> list[dict]:
     """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
     throughputs and (with --accuracy) the served model's accuracy; a kind that did not run on every instance is a
     skipped row that says why (a launch that printed nothing still gets its rows; when the launcher itself failed,
     `launcher_error` says how and the rows are failed rows). `baseline`: this launch's fp32 rows are the serving
-    baseline."""
+    baseline. `judged_by` ("latency" or "throughput"): what the chapter judges these rows on (default: latency at
+    batch 1 in one instance, throughput otherwise)."""
     rows = []
     for kind in kinds:
         for batch in batches:
@@ -141,7 +154,7 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
                 "vit-32px", variant, batch, baseline=baseline and kind == "fp32", median_ms=round(slowest["median_ms"], 4),
                 p90_ms=round(max(line["p90_ms"] for line in mine), 4), iters=sum(line["iters"] for line in mine),
                 throughput=round(sum(line["throughput"] for line in mine), 3), spread=max(line["spread"] for line in mine),
-                reason=slowest["reason"], **scored, **fields))
+                reason=slowest["reason"], judged_by=judged_by, **round_fields(mine, batch), **scored, **fields))
     return rows
 
 
