@@ -105,3 +105,12 @@ def test_window_spread_is_the_range_of_window_medians_over_their_median():
     slow_end = [0.1] * 6 + [0.15] * 3  # windows' medians 0.1, 0.1, 0.15
     assert ddp.window_spread(slow_end) == 0.5
     assert ddp.window_spread([0.1, 0.1]) is None  # fewer steps than windows: no band
+
+
+def test_window_rates_give_the_verdicts_rounds_and_ranks_add_up_window_by_window():
+    from vitlab.workers.ddp import summed_windows, window_rates
+    steps = [0.1] * 6 + [0.2] * 6  # a run that slowed down halfway
+    assert window_rates(steps, batch=10, windows=4) == [100.0, 100.0, 50.0, 50.0]
+    assert window_rates(steps[:3], batch=10, windows=4) is None  # fewer steps than windows
+    assert summed_windows([[100.0, 50.0], [90.0, 40.0]]) == [190.0, 90.0]
+    assert summed_windows([[100.0, 50.0], None]) is None

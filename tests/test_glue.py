@@ -56,7 +56,9 @@ def glue_problems(notebook, rows: list[dict]) -> list[str]:
     for name in sorted(n for n in values if n.endswith("_rows")):
         key, which = name[: -len("_rows")], json.loads(values[name])
         picked = {}
-        for role in ("row", "baseline"):
+        for role in ("row", "baseline", "control"):
+            if role == "control" and not which.get(role):
+                continue
             matches = [r for r in rows if findings.row_id(r) == which[role]]
             if len(matches) == 1:
                 picked[role] = matches[0]
@@ -64,8 +66,8 @@ def glue_problems(notebook, rows: list[dict]) -> list[str]:
                 problems.append(f"{name}: {len(matches)} rows of the run match its {role} {which[role]}")
         problems += [f"{key}{suffix}: not glued beside {name}" for suffix in ("_verdict", "_ratio")
                      if f"{key}{suffix}" not in values]
-        if len(picked) == 2:
-            finding = findings.compare(picked["row"], picked["baseline"], latency=which["latency"])
+        if {"row", "baseline"} <= set(picked):
+            finding = findings.compare(picked["row"], picked["baseline"], picked.get("control"))
             problems += [f"{glue_name}: glued {values[glue_name]!r}, the rows give {value!r}"
                          for glue_name, value in findings.glue_values(key, finding).items()
                          if glue_name in values and values[glue_name] != value]
@@ -115,16 +117,19 @@ def _page(tmp_path, monkeypatch, rows: list[dict], markdown: str):
 
 
 def test_the_glue_check_passes_a_page_that_says_what_its_rows_give_and_fails_one_that_does_not(tmp_path, monkeypatch):
-    eager = {**COMMON, "variant": "eager", "baseline": True, "median_ms": 10.0, "throughput": 100.0, "spread": 0.02}
-    default = {**COMMON, "variant": "default", "median_ms": 8.0, "throughput": 125.0, "spread": 0.03}
+    eager = {**COMMON, "variant": "eager", "baseline": True, "median_ms": 10.0, "throughput": 100.0,
+             "round_medians_ms": [10.0, 10.1, 9.9, 10.0, 10.1, 9.9]}
+    default = {**COMMON, "variant": "default", "median_ms": 8.0, "throughput": 125.0,
+               "round_medians_ms": [8.0, 8.1, 7.9, 8.1, 8.0, 7.9]}
     text = "Compiled, the model ran {glue:text}`compile_ratio`× eager: {glue:text}`compile_verdict`."
     page = _page(tmp_path, monkeypatch, [eager, default], text)
     assert glued(page)["compile_verdict"] == "faster" and referenced(page) == {"compile_ratio", "compile_verdict"}
     assert glue_problems(page, [eager, default]) == []
     # the committed rows say otherwise (a re-run whose rows were committed without its page): caught
-    slower = {**default, "median_ms": 12.0, "throughput": 83.3}
-    assert glue_problems(page, [eager, slower]) == [
-        "compile_ratio: glued '1.25', the rows give '0.83'", "compile_verdict: glued 'faster', the rows give 'slower'"]
+    slower = {**default, "median_ms": 12.0, "throughput": 83.3, "round_medians_ms": [12.0] * 6}
+    problems = glue_problems(page, [eager, slower])
+    assert "compile_ratio: glued '1.25', the rows give '0.83'" in problems
+    assert "compile_verdict: glued 'faster', the rows give 'slower'" in problems
     # the rows it names are not in the run
     assert glue_problems(page, [eager]) == ["compile_rows: 0 rows of the run match its row "
                                             "{'model': 'vit-ti16', 'variant': 'default', 'batch': 1, 'group': None, "

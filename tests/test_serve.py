@@ -93,3 +93,10 @@ def test_a_launch_that_failed_is_a_failed_row_that_says_how_and_one_that_printed
     assert [r["precision"] for r in failed] == ["fp32", "int8"]
     quiet = serve.record(rec, [], 2, 1, ("fp32",), (1,), baseline=False)
     assert [(r["status"], r["reason"]) for r in quiet] == [("skipped", "0 of 2 instances reported")]
+
+
+def test_round_fields_take_the_slowest_instance_and_sum_the_rates_round_by_round():
+    lines = [{"round_medians_ms": [10.0, 20.0]}, {"round_medians_ms": [12.5, 10.0]}]
+    assert serve.round_fields(lines, batch=1) == {"round_medians_ms": [12.5, 20.0],
+                                                  "round_throughputs": [180.0, 150.0]}
+    assert serve.round_fields([{"round_medians_ms": [1.0]}, {}], batch=1) == {}  # rounds that do not line up

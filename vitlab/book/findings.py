@@ -133,6 +133,7 @@ class Finding:
     interval: Interval | None  # None: too few rounds to build one
     by: str = "throughput"     # what it is judged on: "latency" or "throughput"
     threshold: float = THRESHOLD
+    control: dict | None = None  # the group's second copy of the baseline whose drift widened the interval
 
     @property
     def verdict(self) -> str:
@@ -190,7 +191,7 @@ def compare(row: dict, baseline: dict, control: dict | None = None, threshold: f
     mine, theirs = round_speeds(row, by), round_speeds(baseline, by)
     timed = status_of(row) not in ("skipped", "failed") and (row.get("median_ms") or row.get("throughput"))
     if not (timed and (baseline.get("median_ms") or baseline.get("throughput"))):
-        return Finding(row, baseline, None, None, by, threshold)
+        return Finding(row, baseline, None, None, by, threshold, control)
     drift = control_drift(control, baseline) if control is not None else 0.0
     found = interval(row, baseline, by, drift) if mine and theirs else None
     if found is not None:
@@ -198,9 +199,9 @@ def compare(row: dict, baseline: dict, control: dict | None = None, threshold: f
     else:  # no rounds: the overall figures' ratio, said but never judged
         key = "median_ms" if by == "latency" and row.get("median_ms") and baseline.get("median_ms") else "throughput"
         if not (row.get(key) and baseline.get(key)):
-            return Finding(row, baseline, None, None, by, threshold)
+            return Finding(row, baseline, None, None, by, threshold, control)
         ratio = baseline[key] / row[key] if key == "median_ms" else row[key] / baseline[key]
-    return Finding(row, baseline, ratio, found, by, threshold)
+    return Finding(row, baseline, ratio, found, by, threshold, control)
 
 
 def controls(rows: list[dict]) -> dict[tuple, dict]:
@@ -277,7 +278,7 @@ def row_id(row: dict) -> dict:
     return {key: row.get(key) for key in ROW_KEYS}
 
 
-def glue_values(key: str, finding: Finding, control: dict | None = None) -> dict:
+def glue_values(key: str, finding: Finding) -> dict:
     """What a chapter glues for one finding: `key_said` (the sentence's end: '… was faster than eager fp32 (…)'),
     `key_verdict` (faster | slower | within noise | inconclusive | skipped | failed | not timed), `key_ratio`
     ('1.23' or '–'), `key_band` ('±3%' or '–'), `key_status`, and `key_rows`: which rows and how (JSON), so a test
@@ -288,7 +289,7 @@ def glue_values(key: str, finding: Finding, control: dict | None = None) -> dict
             f"{key}_band": "–" if finding.band is None else f"±{finding.band:.0%}",
             f"{key}_status": status_of(finding.row),
             f"{key}_rows": json.dumps({"row": row_id(finding.row), "baseline": row_id(finding.baseline),
-                                       "control": None if control is None else row_id(control)})}
+                                       "control": None if finding.control is None else row_id(finding.control)})}
 
 
 def table(found: list[Finding]):

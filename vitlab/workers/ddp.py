@@ -75,6 +75,15 @@ def window_spread(step_s: list[float], windows: int = 3) -> float | None:
     return round(relative_spread([statistics.median(step_s[i * size:(i + 1) * size]) for i in range(windows)]), 4)
 
 
+def window_rates(step_s: list[float], batch: int, windows: int = 6) -> list[float] | None:
+    """Images per second in each of `windows` equal windows of a run's step times (the verdicts' rounds: two
+    launches are compared window by window, unpaired); None when there are fewer steps than windows."""
+    size = len(step_s) // windows
+    if size < 1:
+        return None
+    return [round(batch * size / sum(step_s[i * size:(i + 1) * size]), 3) for i in range(windows)]
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m vitlab.workers.ddp", description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="vit-32px", help="a vitlab.models preset (default vit-32px)")
@@ -142,9 +151,10 @@ def train_steps(args, rank: int, device: torch.device) -> dict:
         losses.append(loss.item())
     synchronize(device)
     elapsed = time.perf_counter() - start
+    step_s = [b - a for a, b in zip([start] + step_ends, step_ends)]
     return {"rank": rank, "device": str(device), "threads": torch.get_num_threads(),
             "images_per_s": round(args.batch * args.steps / elapsed, 2),
-            "spread": window_spread([b - a for a, b in zip([start] + step_ends, step_ends)]),
+            "spread": window_spread(step_s), "window_images_per_s": window_rates(step_s, args.batch),
             "parameter_hash": parameter_hash(model), "first_batch_labels": first_labels,
             "last_loss": round(losses[-1], 4)}
 
@@ -157,12 +167,20 @@ def fail(mode: str, rank: int, step: int) -> None:
     time.sleep(10**6)  # stuck: the other ranks wait in all-reduce until --timeout
 
 
+def summed_windows(per_rank: list[list[float] | None]) -> list[float] | None:
+    """All ranks' images per second, window by window (the ranks step together); None if a rank has none."""
+    if not per_rank or any(not w for w in per_rank) or len({len(w) for w in per_rank}) != 1:
+        return None
+    return [round(sum(rates), 3) for rates in zip(*per_rank)]
+
+
 def summarize(args, ranks: list[dict]) -> dict:
     """Rank 0's summary of every rank's measurements: total throughput, the worst spread, identical weights."""
     return {"world_size": len(ranks), "process_group": dist.get_backend(), "model": args.model, "mode": "DDP",
             "batch_per_rank": args.batch, "steps": args.steps,
             "images_per_s": round(sum(r["images_per_s"] for r in ranks), 2),
             "spread": max((r["spread"] for r in ranks if r["spread"] is not None), default=None),
+            "window_images_per_s": summed_windows([r.get("window_images_per_s") for r in ranks]),
             "parameters identical across ranks": len({r["parameter_hash"] for r in ranks}) == 1, "ranks": ranks}
 
 
@@ -238,6 +256,7 @@ class Launch:
         how = f"{len(ranks)} process(es) x {ranks[0]['threads']} thread(s), {summary['process_group']}" if ranks else ""
         return dict(throughput=summary.get("images_per_s") if self.ok else None, world_size=len(ranks) or None,
                     spread=summary.get("spread"), reason=self.failure() or how, returncode=self.returncode,
+                    round_throughputs=summary.get("window_images_per_s") if self.ok else None,
                     wall_s=round(self.wall_s, 1))
 
 
