@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vitlab.book.text import Markdown, first_line, markdown_table, shorten  # noqa: F401  (re-exported for the chapters)
+from vitlab.book.text import Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no  # noqa: F401  (re-exported)
 
 PRESET_NAMES = ("quick", "full", "gpu")
 

@@ -53,3 +53,21 @@ def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, colu
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_cell(row.get(c), formats.get(c, ""), limit) for c in columns) + " |" for row in rows]
     return Markdown("\n".join(lines))
+
+
+def yes_no(value) -> str:
+    """A check said as a word: 'yes', 'no', or 'unknown' where it was not measured (None)."""
+    return "unknown" if value is None else "yes" if value else "no"
+
+
+def notes_in_full(notes: dict[str, str], width: int = 150) -> str:
+    """Each label's note whole, wrapped at `width` (a table cuts its notes; this shows them in a folded detail).
+    Notes repeated under several labels are printed once, under the first label."""
+    import textwrap
+    seen, lines = set(), []
+    for label, note in notes.items():
+        note = " ".join(str(note or "").split())
+        if note and note not in seen:
+            seen.add(note)
+            lines.append(textwrap.fill(f"{label}: {note}", width, subsequent_indent="    "))
+    return "\n".join(lines) or "(no notes)"
