@@ -5,6 +5,7 @@
 - report, layout: the results page and where pages, rows and figures live per stack and backend;
 - runner: `vitlab run` (papermill, one chapter per backend with an explicit context) and the table of contents;
 - lane: the GPU lane's caps and import;
+- pages: a chapter page as a reader sees it, and the page budget it is held to;
 - text, paths: leaves (one-line messages, Markdown tables; the cache and the hub's reachability).
 
 The lab library (vitlab.*) builds on this package and the workers (vitlab.workers.*) on the lab; no arrow points up.
