@@ -52,3 +52,41 @@ def test_weights_of_another_recipe_are_not_reused(tmp_path, monkeypatch):
     other = train.weights_path("vit-32px", "digits")
     assert other.name == "vit-32px-digits-torch0.0.1.safetensors" and other.exists()
     assert path.stat().st_mtime_ns == stamp and path != other
+
+
+def test_compare_steps_times_every_variant_in_rounds_and_a_cut_backward_is_a_failed_row(tmp_path):
+    from torch import nn
+    from vitlab.results import Recorder
+    from vitlab.timing import Ceiling
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 16), nn.LayerNorm(16), nn.Linear(16, 4))
+
+    def make_step(net, optimizer, device, amp=None, memory_format=None):
+        def step(images, labels):
+            features = net[:3](images)
+            if amp is not None:  # this variant cuts its backward pass: only the last layer learns
+                features = features.detach()
+            logits = net[3](features)
+            optimizer.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(logits, labels).backward()
+            optimizer.step()
+            return logits
+        return step
+
+    images, labels = torch.randn(8, 3, 8, 8), torch.randint(0, 4, (8,))
+    rec = Recorder("01_test", "cpu", "quick", tmp_path / "rows.jsonl")
+    ceilings = {"fp32": Ceiling(1e9, "test")}
+    rows = train.compare_steps(rec, "tiny", model, make_step, images, labels, [(images, labels)],
+                               variants=("fp32", "bf16 autocast", "fp32 (re-timed)"), budget_s=0.2, warmup=2,
+                               flops_per_item=1000.0, ceilings=ceilings)
+    by = {r["variant"]: r for r in rows}
+    assert by["bf16 autocast"]["status"] == "failed" and by["bf16 autocast"].get("median_ms") is None
+    assert "gave 2 of 6 trainable parameters a gradient" in by["bf16 autocast"]["failed"]
+    for variant in ("fp32", "fp32 (re-timed)"):
+        row = by[variant]
+        assert row["status"] == "ok" and row["rounds"] >= 6 and len(row["round_medians_ms"]) == row["rounds"]
+        assert row["grads_with"] == row["grads_total"] == 6 and row["budget_s"] == 0.2
+        assert row["flops_per_s"] == pytest.approx(3 * 1000.0 * 8 / (row["median_ms"] / 1000), rel=1e-3)
+    assert by["fp32"]["timing_session"] == by["fp32 (re-timed)"]["timing_session"]  # one interleaved call
+    assert by["fp32 (re-timed)"]["control"] is True and by["fp32"]["baseline"] is True
+    assert train.gradient_check(by["bf16 autocast"]) == "only 2 of 6 trainable parameters got a gradient (a failed row)"

@@ -258,63 +258,86 @@ def first_step(variant: str, trained_model: nn.Module, make_step, images, labels
                 first_step_s=round(time.perf_counter() - start, 3))
 
 
-def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, device, common) -> dict:
-    """One training-step row: failed (untimed) when the backward pass left trainable parameters without a gradient,
-    else timed, with the held-out logits checked against eager fp32's."""
+def _cut_backward(rec, name, variant, ready, batch, common) -> dict | None:
+    """The failed row of a variant whose first backward pass left trainable parameters without a gradient (it does
+    less work than training, so it is not timed); None when every parameter got one."""
     with_grad, want = gradients(ready["model"])
-    got, base = len(with_grad), variant == "fp32"
-    if got < want:  # a step that skips parameters in its backward does less work than training: not timed
-        named = f" ({', '.join(with_grad)})" if 0 < got <= 4 else ""
-        return rec.record(name, variant, batch, baseline=base, grads=f"{got}/{want}",
-                          failed=f"its backward pass gave {got} of {want} trainable parameters a gradient{named}",
-                          first_step_s=ready["first_step_s"], **common)
+    if len(with_grad) == want:
+        return None
+    named = f" ({', '.join(with_grad)})" if 0 < len(with_grad) <= 4 else ""
+    return rec.record(name, variant, batch, baseline=variant == "fp32", grads_with=len(with_grad), grads_total=want,
+                      failed=f"its backward pass gave {len(with_grad)} of {want} trainable parameters a gradient"
+                             f"{named}", first_step_s=ready["first_step_s"], **common)
+
+
+def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, device, common,
+                 flops_per_item=None, ceilings=None) -> dict:
+    """One timed training-step row, with the held-out logits checked against eager fp32's and, given the forward
+    FLOPs per image, the training FLOP/s (3 x forward: the backward pass costs about twice the forward) against the
+    measured ceiling of the variant's precision."""
+    from vitlab.results import correctness
+    from vitlab.timing import Ceiling, flop_fields
+    _, want = gradients(ready["model"])
     # lr 0 kept the trained weights: predict the held-out set (eval mode; a compiled model compiles once more)
     predicted, truth = predict(ready["model"], held_out, device, ready["amp"])
-    from vitlab.results import correctness
-    return rec.record(name, variant, batch, timing=timing, baseline=base, engaged=ready["engaged"],
+    extra = {}
+    if flops_per_item and ceilings:
+        precision = common.get("precision", "fp32")
+        ceiling = ceilings.get(precision) or Ceiling(None, f"no measured ceiling for {precision}")
+        extra = flop_fields(3 * flops_per_item, batch, timing.median_ms, ceiling)
+        extra["flops_basis"] = "training = 3 x forward FLOPs (torch.utils.flop_counter)"
+    return rec.record(name, variant, batch, timing=timing, baseline=variant == "fp32", engaged=ready["engaged"],
                       compile_s=ready["first_step_s"] if variant == "torch.compile" else None,
                       correct=correctness(predicted, reference), reason=ready["reason"],
                       accuracy=float((predicted.argmax(-1) == truth).float().mean()),
-                      first_step_s=ready["first_step_s"], grads=f"{got}/{want}", **common)
+                      first_step_s=ready["first_step_s"], grads_with=want, grads_total=want, **extra, **common)
 
 
 def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, labels, held_out, device="cpu", *,
                   variants=STEP_VARIANTS, budget_s: float | None = None, rounds: int = 6, passes: int = 1,
-                  warmup: int = 5, iters: int = 30, dataset: str = "") -> list[dict]:
+                  warmup: int = 5, iters: int = 30, dataset: str = "", flops_per_item: float | None = None,
+                  ceilings: dict | None = None, **fields) -> list[dict]:
     """Every training-step variant of `trained_model` on one batch: first steps apart, then interleaved rounds, then one
     row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, errors and gradient-less backward
-    passes as failed rows, timed rows with their held-out correctness and accuracy."""
+    passes as failed rows (untimed), timed rows with their held-out correctness and accuracy (and, given the forward
+    FLOPs per image and the measured `ceilings` per precision, training FLOP/s against them)."""
     from vitlab import ipex as ipex_guard
     from vitlab.book.text import first_line
     from vitlab.timing import interleaved
     reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
     rows, ready, batch = [], {}, len(images)
-    common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}))
+    common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}), **fields)
     for variant in variants:
         if common(variant).get("runtime") == "ipex" and not ipex_guard.available():
             rows.append(rec.record(name, variant, batch, skipped=ipex_guard.status(), **common(variant)))
             continue
         try:
-            ready[variant] = first_step(variant, trained_model, make_step, images, labels, device)
+            step = first_step(variant, trained_model, make_step, images, labels, device)
         except Exception as error:  # a variant that cannot run here is a result too
             rows.append(rec.record(name, variant, batch, baseline=variant == "fp32",
-                                   failed=first_line(error), **common(variant)))
+                                   failed=first_line(error, 400), **common(variant)))
+            continue
+        cut = _cut_backward(rec, name, variant, step, batch, common(variant))
+        if cut is None:
+            ready[variant] = step
+        else:
+            rows.append(cut)
     timings = interleaved({v: r["step"] for v, r in ready.items()}, images, labels, device=device, rounds=rounds,
                           passes=passes, warmup=warmup, iters=iters, first_call=False, budget_s=budget_s)
     for variant, r in ready.items():
         rows.append(_record_step(rec, name, variant, r, timings[variant], batch, reference, held_out, device,
-                                 common(variant)))
+                                 common(variant), flops_per_item, ceilings))
     order = {v: i for i, v in enumerate(variants)}
     return sorted(rows, key=lambda row: order.get(row["variant"], len(order)))
 
 
 def gradient_check(row: dict) -> str:
-    """One phrase for a training-step row's gradient check (its `grads` field), for the page's prose."""
+    """One phrase for a training-step row's gradient check (its grads_with / grads_total fields), for the prose."""
     from vitlab.results import status_of
     from vitlab.book.text import shorten
-    if not row.get("grads"):
+    got, want = row.get("grads_with"), row.get("grads_total")
+    if want is None:
         return f"no step to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
-    got, want = row["grads"].split("/")
     return f"all {want} trainable parameters got a gradient" if got == want else \
         f"only {got} of {want} trainable parameters got a gradient (a failed row)"
 
@@ -328,11 +351,15 @@ def step_table(rows: list[dict]):
     table = []
     for r in rows:
         found = judged.get(id(r))
+        interval = found and found.interval
         table.append({"model": r["model"], "variant": r["variant"], "images/s": r.get("throughput"),
                       "× fp32": None if found is None else found.ratio,
+                      "95% interval": f"{interval.low:.2f}–{interval.high:.2f}" if interval else None,
                       "verdict": "baseline" if found is None else found.verdict,
-                      "spread": r.get("spread"), "first step s": r.get("first_step_s"), "grads": r.get("grads"),
+                      "of ceiling": r.get("ceiling_fraction"),
+                      "first step s": r.get("first_step_s"),
+                      "grads": None if r.get("grads_total") is None else f"{r['grads_with']}/{r['grads_total']}",
                       "top-1 vs fp32": r.get("top1_agreement"), "held-out": r.get("accuracy"),
                       "status": status_of(r), "note": r.get("reason")})
-    return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "spread": ".0%", "first step s": ".1f",
+    return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "of ceiling": ".0%", "first step s": ".1f",
                                   "top-1 vs fp32": ".0%", "held-out": ".1%"}, limit=60)
