@@ -90,3 +90,24 @@ def test_compare_steps_times_every_variant_in_rounds_and_a_cut_backward_is_a_fai
     assert by["fp32"]["timing_session"] == by["fp32 (re-timed)"]["timing_session"]  # one interleaved call
     assert by["fp32 (re-timed)"]["control"] is True and by["fp32"]["baseline"] is True
     assert train.gradient_check(by["bf16 autocast"]) == "only 2 of 6 trainable parameters got a gradient (a failed row)"
+
+
+def test_the_chapters_ported_step_is_the_packages():
+    """Chapter 01 shows make_train_step as its recipe; vitlab.train.make_train_step is the same code (#@save)."""
+    import inspect
+    import nbformat
+    from vitlab.book import layout
+    notebook = nbformat.read(layout.ROOT / "notebooks" / "01_port_to_xpu.ipynb", as_version=4)
+    (cell,) = [c.source for c in notebook.cells if c.source.startswith("def make_train_step(")]
+    assert cell.strip() == inspect.getsource(train.make_train_step).strip()
+
+
+def test_the_backward_probes_get_every_gradient_in_a_process_without_ipex():
+    import subprocess
+    import sys
+    code = ("from vitlab import train\n"
+            "print([train.probe_said(train.compiled_backward_probe(c)) for c in train.PROBES])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == str(["ran; 4 of 4 parameters got a gradient"] * 3)

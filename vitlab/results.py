@@ -105,6 +105,12 @@ class Recorder:
         self.rows.append(row)
         return row
 
+    def adopt(self, row: dict) -> dict:
+        """A row measured by another process of this chapter (a worker with this run id), kept as one of ours."""
+        append(row, self.path)
+        self.rows.append(row)
+        return row
+
     def speedups(self, **match) -> list[dict]:
         """This run's rows whose fields equal `match` (e.g. model=..., sweep=False), each with its `speedup`."""
         return [r for r in with_speedups(self.rows) if all(r.get(k) == v for k, v in match.items())]

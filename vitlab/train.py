@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from vitlab.data import Data, classification_data
@@ -161,6 +162,32 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
         save_weights(model.cpu(), path, recipe)
     model.vitlab_weights = note
     return model.eval()
+
+
+def make_train_step(model, optimizer, device, amp_dtype=None,
+                    memory_format=torch.contiguous_format):
+    """The ported step: runs unchanged on cpu, cuda, xpu and mps; returns the logits."""
+    def step(images, labels):
+        images = images.to(device, memory_format=memory_format)  # was: inputs.cuda()
+        labels = labels.to(device)  # was: targets.cuda()
+        amp = amp_dtype is not None  # was: torch.cuda.amp.autocast()
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp):
+            logits = model(images)
+            loss = F.cross_entropy(logits, labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # bf16 needs no GradScaler
+        optimizer.step()
+        return logits
+    return step
+
+
+def seed_shape_batch(batch: int, img_size: int = 224, seed: int = 0, device="cpu"
+                     ) -> tuple[torch.Tensor, torch.Tensor, str]:
+    """One batch of real labelled images at the seed's size: the digits, upscaled (no download), on `device`:
+    (images, labels, the dataset's name)."""
+    data = classification_data(img_size, "digits", batch, seed=seed)
+    images, labels = next(iter(data.train))
+    return images.to(device), labels.to(device), data.name
 
 
 # ---- The porting chapter's harness: each of the seed's changes as one timed training-step variant ----------------
@@ -337,7 +364,7 @@ def gradient_check(row: dict) -> str:
     from vitlab.book.text import shorten
     got, want = row.get("grads_with"), row.get("grads_total")
     if want is None:
-        return f"no step to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
+        return f"no gradients to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
     return f"all {want} trainable parameters got a gradient" if got == want else \
         f"only {got} of {want} trainable parameters got a gradient (a failed row)"
 
@@ -363,3 +390,66 @@ def step_table(rows: list[dict]):
                       "status": status_of(r), "note": r.get("reason")})
     return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "of ceiling": ".0%", "first step s": ".1f",
                                   "top-1 vs fp32": ".0%", "held-out": ".1%"}, limit=60)
+
+
+# ---- Why a compiled training step breaks with IPEX imported: the smallest cases -------------------------------------
+
+class _AttentionThenNorm(nn.Module):
+    """A transformer block's shape in miniature: attention (SDPA), then LayerNorm; or LayerNorm first."""
+
+    def __init__(self, norm_first: bool = False):
+        super().__init__()
+        self.qkv, self.norm, self.norm_first = nn.Linear(16, 48), nn.LayerNorm(16), norm_first
+
+    def forward(self, x):
+        x = self.norm(x) if self.norm_first else x
+        q, k, v = self.qkv(x).view(1, 8, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(1, 8, 16)
+        return out.sum() if self.norm_first else self.norm(out).sum()
+
+
+PROBES = {  # case -> (LayerNorm first?, SDPA backend: None = the CPU default, flash attention)
+    "LayerNorm, then attention": (True, None),
+    "attention, then LayerNorm": (False, None),
+    "attention (math SDPA), then LayerNorm": (False, "MATH"),
+}
+
+
+def compiled_backward_probe(case: str) -> dict:
+    """One compiled forward + backward of a PROBES case in this process: did it raise, and how many of its
+    parameters got a gradient (with IPEX imported, its LayerNorm kernel has no autograd formula)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from vitlab.book.text import first_line
+    norm_first, backend = PROBES[case]
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _AttentionThenNorm(norm_first)
+    import contextlib
+    chosen = sdpa_kernel(getattr(SDPBackend, backend)) if backend else contextlib.nullcontext()
+    try:
+        with chosen:
+            torch.compile(model)(torch.randn(1, 8, 16, requires_grad=True)).backward()
+    except Exception as error:  # the failure is the finding
+        return {"case": case, "outcome": "raised", "error": first_line(error, 300), "grads_with": None,
+                "grads_total": len(list(model.parameters()))}
+    with_grad, total = gradients(model)
+    return {"case": case, "outcome": "ran", "error": "", "grads_with": len(with_grad), "grads_total": total}
+
+
+def probe_said(found: dict) -> str:
+    """A compiled_backward_probe result as the end of a sentence: 'raised TypeError: …' or 'ran; 2 of 4 parameters
+    got a gradient'."""
+    if found["outcome"] == "raised":
+        return f"raised {found['error']}"
+    return f"ran; {found['grads_with']} of {found['grads_total']} parameters got a gradient"
+
+
+def fresh_sentence(found, ipex_loaded: bool) -> str:
+    """The sentence on the advice, measured: the compiled step in a process that never imported IPEX (`found`: that
+    process's torch.compile against its own eager fp32, or None)."""
+    if not ipex_loaded:
+        return "IPEX is not loaded on this stack, so that step already ran without it."
+    if found is None:
+        return "The fresh process that never imports IPEX reported no compiled step (see its cell)."
+    return (f"In a fresh process that never imported IPEX, the same compiled step was {found.said()}, "
+            f"and {gradient_check(found.row)}.")
