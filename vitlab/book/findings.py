@@ -171,12 +171,15 @@ class Finding:
         if verdict == "not timed":
             return f"not timed (why: {why})"
         by = " in latency" if self.by == "latency" else ""
-        text = {"faster": f"faster than {against}{by}", "slower": f"slower than {against}{by}",
-                "within noise": f"within noise of {against}{by} (inside ±{self.threshold:.0%})",
-                "inconclusive": f"not told apart from {against}{by}: the interval is too wide to call"}[verdict]
-        if verdict == "inconclusive" and (self.interval is None or self.interval.rounds < MIN_ROUNDS):
-            text = f"not told apart from {against}{by}: too few rounds"
-        text += f" ({self.evidence()})"
+        evidence = self.evidence()
+        if verdict == "within noise":
+            text = f"within noise of {against}{by} ({evidence}, inside ±{self.threshold:.0%})"
+        elif verdict == "inconclusive":
+            few = self.interval is None or self.interval.rounds < MIN_ROUNDS
+            why_not = "too few rounds" if few else "the interval is too wide to call"
+            text = f"not told apart from {against}{by}: {why_not} ({evidence})"
+        else:
+            text = f"{verdict} than {against}{by} ({evidence})"
         if status_of(self.row) == "not engaged":
             text += f"; its feature did not engage (why: {why})"
         return text
