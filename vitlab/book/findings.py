@@ -260,7 +260,12 @@ def leader(rows: list[dict]) -> Leader:
                    reverse=True)
     if not timed:
         return Leader(None, None)
-    return Leader(timed[0], compare(timed[0], timed[1]) if len(timed) > 1 else None)
+    if len(timed) == 1:
+        return Leader(timed[0], None)
+    first = compare(timed[0], timed[1])
+    if first.ratio is not None and first.ratio < 1:  # the rounds' ratio is what the rule judges: it orders the two
+        return Leader(timed[1], compare(timed[1], timed[0]))
+    return Leader(timed[0], first)
 
 
 def above_ceiling(rows: list[dict]) -> list[str]:
