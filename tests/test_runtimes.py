@@ -97,3 +97,22 @@ def test_gap_split_names_the_group_that_loses_most():
     faster = {"linear layers": 650.0, "attention": 120.0, "everything else": 90.0}
     group, diff, share = runtimes.gap_split(slower, faster)
     assert group == "attention" and diff == pytest.approx(330.0) and share == pytest.approx(330 / 350)
+
+
+def test_fastest_picks_by_each_rows_own_speed_and_leaves_the_verdict_to_the_leader():
+    slow = {"variant": "eager", "batch": 1, "median_ms": 10.0, "throughput": 100.0, "judged_by": "latency"}
+    quick = {"variant": "compiled", "batch": 1, "median_ms": 8.0, "throughput": 125.0, "judged_by": "latency"}
+    assert runtimes.fastest([slow, None, quick])["variant"] == "compiled"
+    # judged by throughput (e.g. instances summed): the higher items per second wins, not the shorter call
+    busy = {**slow, "variant": "two instances", "median_ms": 12.0, "throughput": 160.0, "judged_by": "throughput"}
+    calm = {**quick, "judged_by": "throughput"}
+    assert runtimes.fastest([calm, busy])["variant"] == "two instances"
+    skipped = {"variant": "ipex", "batch": 1, "skipped": "no IPEX"}
+    assert runtimes.fastest([None, skipped]) is skipped
+
+
+def test_failed_rows_say_why_for_every_variant():
+    rows = runtimes.failed("export failed: x", {"ONNX Runtime fp32": "fp32", "ONNX Runtime int8": "int8"},
+                           runtime="ONNX Runtime")
+    assert [(v.name, v.failed, v.fields["precision"]) for v in rows] == [
+        ("ONNX Runtime fp32", "export failed: x", "fp32"), ("ONNX Runtime int8", "export failed: x", "int8")]

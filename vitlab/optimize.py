@@ -423,3 +423,10 @@ def onednn_linears(model: nn.Module) -> Applied:
         return Applied(model, False, "no fp32 CPU nn.Linear to route through oneDNN")
     return Applied(model, True, f"{swapped} nn.Linear layers run oneDNN's fp32 GEMM (weights reordered once)",
                    details={"linears": swapped})
+
+
+def mode_variants(modes, model: nn.Module, x: torch.Tensor, device: torch.device | str, precision: str, *,
+                  cold: bool = True) -> list:
+    """compile_variant for each of `modes`, named 'mode=<mode>, dtype=<precision>' (chapter 02's variant names)."""
+    return [compile_variant(mode, model, x, device, name=f"mode={mode}, dtype={precision}", cold=cold,
+                            dtype=precision) for mode in modes]

@@ -133,6 +133,12 @@ def missing(why: str, precisions: dict[str, str], **fields) -> list:
     return [Variant.skip(name, why, precision=precision, **fields) for name, precision in precisions.items()]
 
 
+def failed(why: str, precisions: dict[str, str], **fields) -> list:
+    """Failed variants (name -> precision) for a runtime whose converter failed here: rows that say why."""
+    from vitlab.bench import Variant
+    return [Variant.fail(name, why, precision=precision, **fields) for name, precision in precisions.items()]
+
+
 def named(variants: list, name: str):
     """The variant called `name` (None when the list has none)."""
     return next((v for v in variants if v.name == name), None)
@@ -162,12 +168,14 @@ def row_of(rows: list[dict], model: str, variant: str, batch: int) -> dict | Non
     return next((r for r in rows if (r["model"], r["variant"], r["batch"]) == (model, variant, batch)), None)
 
 
-def fastest(rows: list[dict], latency: bool = False) -> dict | None:
-    """The fastest timed row (by median per call with `latency`, else by throughput); None when none was timed."""
+def fastest(rows: list[dict]) -> dict | None:
+    """The fastest timed row by its own speed (`findings.speed`: per call or per item, as its `judged_by` says);
+    the first row when none was timed. A pick, not a verdict: `findings.leader` says whether it beat the next."""
+    from vitlab.book.findings import speed
     timed = [r for r in rows if r and r.get("median_ms")]
     if not timed:
         return next((r for r in rows if r), None)
-    return min(timed, key=lambda r: r["median_ms"]) if latency else max(timed, key=lambda r: r["throughput"])
+    return max(timed, key=speed)
 
 
 def summary_rows(rows: list[dict], model: str, big_batch: int, labelled: bool) -> list[dict]:
