@@ -73,3 +73,14 @@ def test_vitlab_imports_and_runs_without_ipex():
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("IPEX unavailable:")
     assert lines[1] == "False True"
+
+
+def test_an_ipex_variant_is_built_where_ipex_loaded_and_a_skipped_one_that_says_why_elsewhere(monkeypatch):
+    made = []
+    monkeypatch.setattr(ipex, "_load", lambda: (None, "IPEX unavailable: test"))
+    skipped = ipex.variant("IPEX int8", lambda: made.append(1), torch.ones(1), precision="int8")
+    assert not skipped.live and skipped.skipped == "IPEX unavailable: test" and made == []
+    assert skipped.fields["precision"] == "int8"
+    monkeypatch.setattr(ipex, "_load", lambda: (object(), "IPEX 2.8.0 loaded"))
+    built = ipex.variant("IPEX fp32", lambda: (lambda x: x * 2), torch.ones(1), precision="fp32")
+    assert built.live and built.name == "IPEX fp32" and torch.equal(built.fn(torch.ones(1)), torch.full((1,), 2.0))

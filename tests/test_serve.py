@@ -100,3 +100,47 @@ def test_round_fields_take_the_slowest_instance_and_sum_the_rates_round_by_round
     assert serve.round_fields(lines, batch=1) == {"round_medians_ms": [12.5, 20.0],
                                                   "round_throughputs": [180.0, 150.0]}
     assert serve.round_fields([{"round_medians_ms": [1.0]}, {}], batch=1) == {}  # rounds that do not line up
+
+
+def test_the_launch_command_pins_instances_with_options_given_with_equals_and_passes_the_budget():
+    cmd = serve.command("w.safetensors", 2, 1, ("fp32", "pt2e-int8"), (1, 32), budget_s=1.5,
+                        calibration_images=128, barrier_dir="/tmp/b", python="py")
+    assert cmd[:7] == ["py", "-m", "torch.backends.xeon.run_cpu", "--use-logical-core", "--no-python",
+                       "--ninstances=2", "--ncores-per-instance=1"]  # '=': torch 2.14's option takes a list
+    worker = cmd[7:]
+    assert worker[:3] == ["py", "-m", "vitlab.workers.serve"]
+    assert worker[worker.index("--model") + 1:worker.index("--weights")] == ["fp32", "pt2e-int8"]
+    assert worker[worker.index("--batch") + 1:worker.index("--budget-s")] == ["1", "32"]
+    assert worker[worker.index("--budget-s") + 1] == "1.5" and "--iters" not in worker
+    assert worker[-4:] == ["--barrier", "/tmp/b", "--instances", "2"] and "--accuracy" in worker
+
+
+def test_launch_output_is_parsed_to_the_json_lines_and_a_failed_launch_says_its_last_error_line():
+    stdout = ('2026-12-02 INFO - numactl found\n{"model": "fp32", "batch": 1}\n{"model": "fp32", "ba\n'
+              '{"model": "fp32", "batch": 32}\n')
+    assert serve.parse(stdout) == [{"model": "fp32", "batch": 1}, {"model": "fp32", "batch": 32}]
+    assert serve.launcher_error(0, "warnings\n") == ""
+    assert serve.launcher_error(2, "usage: ...\nrun_cpu.py: error: bad option\n") == "run_cpu.py: error: bad option"
+    assert serve.launcher_error(-9, "") == "exit -9"
+
+
+def test_a_budget_in_seconds_sizes_the_calls_but_keeps_the_rounds_fixed_so_instances_line_up(tiny):
+    lines = serve.main(["--model", "fp32", "--batch", "1", "4", "--budget-s", "0.3", "--rounds", "5"])
+    assert [(line["rounds"], len(line["round_medians_ms"]), line["budget_s"]) for line in lines] == [(5, 5, 0.3)] * 2
+    assert all(line["iters"] >= 5 for line in lines)
+    with pytest.raises(SystemExit):
+        serve.main(["--batch", "1", "2", "4", "--budget-s", "1", "2"])
+
+
+def test_record_judges_each_batch_as_the_chapter_says_and_keeps_the_budget(tmp_path):
+    from vitlab.results import Recorder
+    rec = Recorder("03_test", "cpu", "quick", tmp_path / "rows.jsonl", run_id="r")
+    line = {"model": "fp32", "median_ms": 2.0, "p90_ms": 2.5, "iters": 50, "throughput": 500.0, "spread": 0.1,
+            "reason": "eager fp32", "round_medians_ms": [2.0] * 5, "budget_s": 1.0}
+    lines = [{**line, "batch": batch, "pid": pid} for batch in (1, 32) for pid in (1, 2)]
+    rows = serve.record(rec, lines, 2, 1, ("fp32",), (1, 32), baseline=False,
+                        judged_by={1: "latency", 32: "throughput"})
+    assert [(r["batch"], r["judged_by"], r["rounds"], r["budget_s"]) for r in rows] == [
+        (1, "latency", 5, 1.0), (32, "throughput", 5, 1.0)]
+    default = serve.record(rec, lines, 2, 1, ("fp32",), (1,), baseline=False)
+    assert default[0]["judged_by"] == "throughput"  # batch 1 over two instances: the row's default

@@ -84,3 +84,11 @@ def status() -> str:
 def available() -> bool:
     """True when IPEX imported cleanly."""
     return load() is not None
+
+
+def variant(name: str, make, *example, **fields):
+    """An IPEX recipe as a vitlab.bench variant: built (`bench.build`) where IPEX loaded, else skipped, saying why."""
+    from vitlab import bench
+    if not available():
+        return bench.Variant.skip(name, status(), **fields)
+    return bench.build(name, make, *example, **fields)

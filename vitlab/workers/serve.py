@@ -1,20 +1,25 @@
 """One serving instance: the trained digits ViT (fp32, PT2E INT8 or IPEX INT8), timed, one JSON line per batch.
 
     python -m torch.backends.xeon.run_cpu --ncores-per-instance=1 --ninstances=2 --no-python \
-        python -m vitlab.workers.serve --model fp32 pt2e-int8 --batch 1 64 --iters 30 6 --barrier DIR --instances 2
+        python -m vitlab.workers.serve --model fp32 pt2e-int8 --batch 1 64 --budget-s 2 --barrier DIR --instances 2
+
+(`launch` builds and runs that command, from the caller's side, and returns the parsed lines.)
 
 INT8 models are quantized in this process, calibrated on the first --calibration-images training images in
 batches of 32 (pass the chapter's own count, so the served model is the one the chapter scored); with --accuracy
 each model is scored on the held-out digits first and every line carries its `accuracy`. Several --model kinds are built
 and timed one after the other in the same process (one launch serves them all). Every model and batch shape
 runs once before any timing (compiles happen there); with --barrier, the instances then wait for each other
-before each (model, batch) timing, so their timed windows overlap and their throughputs add up.
+before each (model, batch) timing, so their timed windows overlap and their throughputs add up. With --budget-s
+each (model, batch) gets that many seconds of timed calls, sized by calibration; the number of rounds stays fixed
+(--rounds), so every instance's round k lines up with the others' (round_fields).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -72,22 +77,28 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--weights", help="a .safetensors file of the digits ViT (default: vitlab.train.trained)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
     parser.add_argument("--iters", type=int, nargs="+", default=[20], help="timed calls per batch (one: for all)")
-    parser.add_argument("--rounds", type=int, default=6, help="timed in rounds: the verdicts judge their medians")
+    parser.add_argument("--budget-s", type=float, nargs="+", help="seconds of timed calls per batch (one: for all); "
+                        "sized by calibration, replaces --iters")
+    parser.add_argument("--rounds", type=int, default=10, help="timed in rounds: the verdicts judge their medians")
     parser.add_argument("--barrier", help="a folder shared by the instances of one launch")
     parser.add_argument("--instances", type=int, default=1)
     parser.add_argument("--calibration-images", type=int, default=256, help="training images INT8 calibrates on")
     parser.add_argument("--accuracy", action="store_true", help="score each model on the held-out digits first")
     parser.add_argument("--json", action="store_true", help="one JSON line per batch (the only output format)")
     args = parser.parse_args(argv)
-    if len(args.iters) not in (1, len(args.batch)):
-        parser.error(f"--iters takes one count or one per batch ({len(args.batch)}), got {len(args.iters)}")
+    for name, given in (("--iters", args.iters), ("--budget-s", args.budget_s or [0])):
+        if len(given) not in (1, len(args.batch)):
+            parser.error(f"{name} takes one value or one per batch ({len(args.batch)}), got {len(given)}")
+    if args.budget_s and min(args.budget_s) <= 0:
+        parser.error(f"--budget-s must be positive, got {args.budget_s}")
     import torch
-    from vitlab.timing import interleaved
+    from vitlab.timing import calibrate, interleaved, plan_rounds
     built = {kind: build(kind, args.weights, args.calibration_images) for kind in dict.fromkeys(args.model)}
     found = {"pid": os.getpid(), "threads": torch.get_num_threads(),
              "cores": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
     inputs = {batch: torch.randn(batch, 3, 32, 32, generator=torch.Generator().manual_seed(0)) for batch in args.batch}
     iters = args.iters * len(args.batch) if len(args.iters) == 1 else args.iters
+    budgets = (args.budget_s or [None]) * (len(args.batch) if len(args.budget_s or [0]) == 1 else 1)
     lines = []
     with torch.no_grad():
         for run, _ in built.values():  # every model and shape once (a compiled model compiles here) before timing
@@ -98,19 +109,68 @@ def main(argv: list[str] | None = None) -> list[dict]:
             if run is None:
                 lines += [{"model": kind, **found, "batch": batch, "skipped": why} for batch in args.batch]
                 continue
-            for batch, n in zip(args.batch, iters):
+            for batch, n, budget in zip(args.batch, iters, budgets):
                 barrier(args.barrier, args.instances, f"{kind}-batch{batch}")
-                start = time.time()
-                t = interleaved({kind: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n)[kind]
+                start, rewarm = time.time(), 1
+                if budget:  # calls per round sized to the budget; the rounds stay fixed, so instances line up
+                    _, per_call, _ = calibrate({kind: run}, inputs[batch], warmup=3, warmup_s=budget / 10,
+                                               first_call=False)
+                    _, per_round, rewarm = plan_rounds(per_call, budget, args.rounds, args.rounds)
+                    n = per_round * args.rounds
+                t = interleaved({kind: run}, inputs[batch], rounds=args.rounds, warmup=1, iters=n, rewarm=rewarm,
+                                first_call=False)[kind]
                 lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
                               "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
-                              "round_medians_ms": t.round_medians_ms,
+                              "round_medians_ms": t.round_medians_ms, "rounds": len(t.round_medians_ms),
+                              **({"budget_s": budget} if budget else {}),
                               "start": start, "end": time.time(), "reason": why,
                               **({"accuracy": scored[kind]} if kind in scored else {})})
     for line in lines:  # one write per line: instances share the launcher's pipe, and under PYTHONUNBUFFERED
         sys.stdout.write(json.dumps(line) + "\n")  # print() writes the text and its newline apart, so two
         sys.stdout.flush()                          # instances' lines could interleave; a write this short is atomic
     return lines
+
+
+def command(weights: str, instances: int, cores_each: int, kinds, batches, *, budget_s: float,
+            calibration_images: int, barrier_dir: str, accuracy: bool = True, python: str = sys.executable
+            ) -> list[str]:
+    """The `torch.backends.xeon.run_cpu` command line that starts `instances` workers pinned to `cores_each`
+    cores each. Its options are given with '=': torch 2.14's --ncores-per-instance takes a list, and would
+    swallow the next word otherwise. `--no-python` and the whole command: its -m accepts only '.py' programs."""
+    return [python, "-m", "torch.backends.xeon.run_cpu", "--use-logical-core", "--no-python",
+            f"--ninstances={instances}", f"--ncores-per-instance={cores_each}",
+            python, "-m", "vitlab.workers.serve", "--model", *kinds, "--weights", str(weights),
+            "--calibration-images", str(calibration_images), *(["--accuracy"] if accuracy else []), "--json",
+            "--batch", *map(str, batches), "--budget-s", str(budget_s),
+            "--barrier", str(barrier_dir), "--instances", str(instances)]
+
+
+def parse(stdout: str) -> list[dict]:
+    """The workers' JSON lines in the launcher's output (its own log lines and anything else skipped)."""
+    lines = []
+    for text in stdout.splitlines():
+        if text.startswith("{"):
+            try:
+                lines.append(json.loads(text))
+            except json.JSONDecodeError:  # a line cut short (a worker killed mid-write) is not evidence
+                continue
+    return lines
+
+
+def launcher_error(returncode: int, stderr: str) -> str:
+    """'' when the launch succeeded, else the last line of its stderr (or its exit status)."""
+    if returncode == 0:
+        return ""
+    return (stderr.strip().splitlines() or [f"exit {returncode}"])[-1]
+
+
+def launch(weights: str, instances: int, cores_each: int, kinds, batches, *, budget_s: float,
+           calibration_images: int, barrier_dir: str, timeout_s: float = 1800) -> tuple[list[dict], str]:
+    """Run `command(...)` and wait: (the workers' JSON lines, the launcher's error or '')."""
+    done = subprocess.run(command(weights, instances, cores_each, kinds, batches, budget_s=budget_s,
+                                  calibration_images=calibration_images, barrier_dir=barrier_dir),
+                          capture_output=True, text=True, timeout=timeout_s)
+    return parse(done.stdout), launcher_error(done.returncode, done.stderr)
 
 
 def round_fields(lines: list[dict], batch: int) -> dict:
@@ -125,16 +185,18 @@ def round_fields(lines: list[dict], batch: int) -> dict:
 
 
 def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
-           launcher_error: str = "", judged_by: str | None = None) -> list[dict]:
+           launcher_error: str = "", judged_by: str | dict | None = None) -> list[dict]:
     """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
     throughputs and (with --accuracy) the served model's accuracy; a kind that did not run on every instance is a
     skipped row that says why (a launch that printed nothing still gets its rows; when the launcher itself failed,
     `launcher_error` says how and the rows are failed rows). `baseline`: this launch's fp32 rows are the serving
-    baseline. `judged_by` ("latency" or "throughput"): what the chapter judges these rows on (default: latency at
-    batch 1 in one instance, throughput otherwise)."""
+    baseline. `judged_by` ("latency" or "throughput", or a mapping batch -> either): what the chapter judges these
+    rows on (default, and for a batch the mapping leaves out: latency at batch 1 in one instance, throughput
+    otherwise)."""
     rows = []
     for kind in kinds:
         for batch in batches:
+            by = judged_by.get(batch) if isinstance(judged_by, dict) else judged_by
             mine = [line for line in lines if line["model"] == kind and line["batch"] == batch]
             fields = dict(group="serving", instances=instances, cores_per_instance=cores_each, runtime="serve",
                           precision=KINDS[kind], method=kind)
@@ -154,7 +216,8 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
                 "vit-32px", variant, batch, baseline=baseline and kind == "fp32", median_ms=round(slowest["median_ms"], 4),
                 p90_ms=round(max(line["p90_ms"] for line in mine), 4), iters=sum(line["iters"] for line in mine),
                 throughput=round(sum(line["throughput"] for line in mine), 3), spread=max(line["spread"] for line in mine),
-                reason=slowest["reason"], judged_by=judged_by, **round_fields(mine, batch), **scored, **fields))
+                reason=slowest["reason"], judged_by=by, **round_fields(mine, batch), **scored, **fields,
+                **({"budget_s": mine[0]["budget_s"]} if "budget_s" in mine[0] else {})))
     return rows
 
 
