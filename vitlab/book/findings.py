@@ -191,12 +191,11 @@ class Finding:
 def compare(row: dict, baseline: dict, control: dict | None = None, threshold: float = THRESHOLD) -> Finding:
     """`row` against `baseline`, judged on the row's `judged_by`, widened by `control`'s drift where one is given."""
     by = judged_by(row)
-    mine, theirs = round_speeds(row, by), round_speeds(baseline, by)
     timed = status_of(row) not in ("skipped", "failed") and (row.get("median_ms") or row.get("throughput"))
     if not (timed and (baseline.get("median_ms") or baseline.get("throughput"))):
         return Finding(row, baseline, None, None, by, threshold, control)
     drift = control_drift(control, baseline) if control is not None else 0.0
-    found = interval(row, baseline, by, drift) if mine and theirs else None
+    found = interval(row, baseline, by, drift)  # None without 2 rounds on each side
     if found is not None:
         ratio = found.ratio
     else:  # no rounds: the overall figures' ratio, said but never judged

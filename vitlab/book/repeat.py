@@ -8,6 +8,7 @@ backend, notebook, model, variant, batch, group and sweep. Torch-free.
 from __future__ import annotations
 
 import datetime as _dt
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -37,11 +38,9 @@ def pairs(first: list[dict], second: list[dict]) -> list[tuple[Finding, Finding]
     return [(f, theirs[key(f)]) for f in findings(first) if key(f) in theirs]
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
-    low = int(rank)
-    return ordered[low] + (ordered[min(low + 1, len(ordered) - 1)] - ordered[low]) * (rank - low)
+def percentile(values: list[float], q: int) -> float:
+    """The q-th percentile with linear interpolation (numpy's default; statistics' inclusive method)."""
+    return values[0] if len(values) == 1 else statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
