@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vitlab.book import runner as book, layout, report
+from vitlab.book import runner as book, report
+from vitlab.contract import layout
 from vitlab import results
 
 ROOT = Path(__file__).resolve().parent.parent

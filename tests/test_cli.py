@@ -49,7 +49,7 @@ def test_run_into_a_folder_that_cannot_be_made_gives_one_line_and_exit_2(into):
 
 def _rows_folder(tmp_path, rows, stack="current"):
     import json
-    from vitlab.book import layout
+    from vitlab.contract import layout
     path = layout.rows_file("cpu", stack, tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

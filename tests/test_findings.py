@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from vitlab.book import findings
+from vitlab.contract import findings
 
 COMMON = {"backend": "cpu", "notebook": "02_torch_compile", "model": "vit-b16-hf", "batch": 1, "group": "bf16",
           "sweep": False, "timing_session": "s1"}

@@ -1,6 +1,6 @@
 """The committed book says what its committed rows give: every glued finding is recomputed from them.
 
-A chapter glues each finding it states (vitlab.book.findings.glue_values: `<key>_verdict`, `<key>_ratio`, ..., and
+A chapter glues each finding it states (vitlab.contract.findings.glue_values: `<key>_verdict`, `<key>_ratio`, ..., and
 `<key>_rows`, which rows it compared). Here each executed page's `<key>_rows` is looked up among the rows of that
 page's latest run, the finding recomputed, and the glued words compared with it. A page without glue passes, but a
 page whose Markdown references a glue name must glue it.
@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from vitlab import chapter, results
-from vitlab.book import findings, layout
+from vitlab.contract import findings, layout
 
 BOOK = layout.ROOT / "book"
 PAGES = [(stack, backend, page) for stack in layout.STACKS for backend in layout.BACKENDS

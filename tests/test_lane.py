@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vitlab.book import lane, layout
+from vitlab.book import lane
+from vitlab.contract import layout
 
 
 def test_chapter_cap_keeps_time_for_the_chapters_after_it():

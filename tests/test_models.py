@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from vitlab import models
-from vitlab.book import paths
+from vitlab.contract import paths
 
 
 @pytest.mark.parametrize("name, params, classes", [

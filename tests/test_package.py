@@ -1,4 +1,4 @@
-"""The package's shape: imports point one way, and the book side needs no torch."""
+"""The package's shape: the folders are the floors, imports point down them, and the book side needs no torch."""
 import ast
 import subprocess
 import sys
@@ -19,7 +19,7 @@ MODULES = {_module(p): p for p in PACKAGE.rglob("*.py")}
 
 def _imports(path: Path) -> set[str]:
     """The vitlab modules and the top-level outside packages that `path` imports anywhere (module level or inside
-    functions): `from vitlab.book import rows` counts as vitlab.book.rows."""
+    functions): `from vitlab.contract import rows` counts as vitlab.contract.rows."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -30,25 +30,49 @@ def _imports(path: Path) -> set[str]:
     return {n if n.startswith("vitlab") else n.split(".")[0] for n in found} - {_module(path)}
 
 
-def _layer(module: str) -> int:
-    """book (torch-free) < the lab library (top level) < workers; the entry points sit above them all."""
-    if module in ("vitlab.cli", "vitlab.__main__"):
+TORCH = ("torch", "torchvision", "timm", "transformers")
+PACKAGES = ("vitlab", "vitlab.contract", "vitlab.book", "vitlab.workers")
+
+
+def _floor(module: str) -> int:
+    """The folders are the floors: contract (torch-free) < the lab library (top level) < workers < the book
+    pipeline and the CLI."""
+    if module.startswith("vitlab.contract"):
+        return 0
+    if module.startswith("vitlab.book") or module in ("vitlab.cli", "vitlab.__main__"):
         return 3
-    return 0 if module.startswith("vitlab.book") else 2 if module.startswith("vitlab.workers") else 1
+    return 2 if module.startswith("vitlab.workers") else 1
 
 
-def test_imports_point_down_the_layers_and_the_book_never_imports_torch():
-    assert {"vitlab.book.rows", "vitlab.results", "vitlab.workers.ddp"} <= set(MODULES)
-    up, torch_in_book = [], []
+def _module_level_imports(path: Path) -> set[str]:
+    """The top-level packages imported at module level (not inside a function)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+    return found
+
+
+def test_imports_point_down_the_floors_and_the_ground_floor_never_imports_torch():
+    assert {"vitlab.contract.rows", "vitlab.results", "vitlab.workers.ddp", "vitlab.book.runner"} <= set(MODULES)
+    assert {_floor(m) for m in MODULES} == {0, 1, 2, 3}
+    up, torch_below = [], []
     for module, path in MODULES.items():
         for target in _imports(path):
-            if target.startswith("vitlab") and target not in ("vitlab", "vitlab.book", "vitlab.workers") \
-                    and _layer(target) > _layer(module):
+            if target.startswith("vitlab") and target not in PACKAGES and _floor(target) > _floor(module):
                 up.append(f"{module} -> {target}")
-            if module.startswith("vitlab.book") and target in ("torch", "torchvision", "timm", "transformers"):
-                torch_in_book.append(f"{module} imports {target}")
+            if module.startswith("vitlab.contract") and target in TORCH:
+                torch_below.append(f"{module} imports {target}")
     assert up == []
-    assert torch_in_book == []
+    assert torch_below == []
+
+
+def test_the_top_floor_imports_no_torch_at_module_level():
+    top = [m for m in MODULES if _floor(m) == 3]
+    assert {"vitlab.cli", "vitlab.book.runner", "vitlab.book.lane"} <= set(top)
+    assert [f"{m} imports {t}" for m in top for t in _module_level_imports(MODULES[m]) if t in TORCH] == []
 
 
 def test_no_import_cycle_in_vitlab():

@@ -96,7 +96,7 @@ def test_the_chapters_ported_step_is_the_packages():
     """Chapter 01 shows make_train_step as its recipe; vitlab.train.make_train_step is the same code (#@save)."""
     import inspect
     import nbformat
-    from vitlab.book import layout
+    from vitlab.contract import layout
     notebook = nbformat.read(layout.ROOT / "notebooks" / "01_port_to_xpu.ipynb", as_version=4)
     (cell,) = [c.source for c in notebook.cells if c.source.startswith("def make_train_step(")]
     assert cell.strip() == inspect.getsource(train.make_train_step).strip()

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from vitlab.results import Recorder, correctness
-from vitlab.book.text import first_line
+from vitlab.contract.text import first_line
 from vitlab.timing import Ceiling, InterleavedTiming, flop_fields, interleaved
 
 

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vitlab.book.text import Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no  # noqa: F401  (re-exported)
+from vitlab.contract.text import Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no  # noqa: F401  (re-exported)
 
 PRESET_NAMES = ("quick", "full", "gpu")
 
@@ -159,7 +159,7 @@ class Run:
     def glue_finding(self, key: str, finding) -> None:
         """A finding's verdict word, ratio and band glued as `key_verdict`, `key_ratio`, `key_band`, with the rows
         it was computed from as `key_rows` (the consistency test recomputes it from the committed rows)."""
-        from vitlab.book.findings import glue_values
+        from vitlab.contract.findings import glue_values
         for name, value in glue_values(key, finding).items():
             self.glue(name, value)
 

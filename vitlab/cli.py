@@ -43,7 +43,8 @@ def _env(args) -> int:
 
 def _run(args) -> int:
     """Resolve every argument once (a bad one: one line, exit 2, nothing touched), then run the chapters."""
-    from vitlab.book import runner as book, layout
+    from vitlab.book import runner as book
+    from vitlab.contract import layout
     from vitlab.chapter import PRESET_NAMES
     try:
         if args.preset not in PRESET_NAMES:
@@ -82,7 +83,7 @@ def _book(args) -> int:
 def _check_rows(args) -> int:
     """The rows of one stack under a book folder keep the contract (results.row_problems); the current stack has no
     IPEX. Exit 1 when there are no rows or any problem."""
-    from vitlab.book import layout
+    from vitlab.contract import layout
     from vitlab import results
     rows = results.latest_runs(results.load(layout.rows_dir(args.stack, args.book_dir or layout.ROOT / "book")))
     problems = results.row_problems(rows)
@@ -119,7 +120,7 @@ def _compare_runs(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vitlab.book.layout import BACKEND_CHOICES as CHOICES, STACKS
+    from vitlab.contract.layout import BACKEND_CHOICES as CHOICES, STACKS
     parser = _Parser(prog="vitlab", description="Run the vitlab book's notebooks and report the machine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     env = commands.add_parser("env", help="print the hardware/software report")

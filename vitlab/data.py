@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-from vitlab.book.paths import cache_dir, hub_offline_reason
+from vitlab.contract.paths import cache_dir, hub_offline_reason
 
 
 def cat_image():

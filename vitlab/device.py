@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from vitlab.book.layout import BACKEND_CHOICES as CHOICES
+from vitlab.contract.layout import BACKEND_CHOICES as CHOICES
 
 
 class BackendError(ValueError):

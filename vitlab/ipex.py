@@ -13,7 +13,7 @@ from functools import lru_cache
 from types import ModuleType
 
 from vitlab.machine import versions as installed_versions
-from vitlab.book.text import first_line
+from vitlab.contract.text import first_line
 
 
 def _major_minor(version: str) -> tuple[int, int]:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from vitlab.book.paths import hub_offline_reason
-from vitlab.book.text import first_line
+from vitlab.contract.paths import hub_offline_reason
+from vitlab.contract.text import first_line
 
 
 @dataclass(frozen=True)

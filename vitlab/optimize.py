@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from vitlab import ipex as ipex_guard
-from vitlab.book.text import first_line
+from vitlab.contract.text import first_line
 from vitlab.device import supports_bf16
 
 

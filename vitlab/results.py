@@ -1,5 +1,5 @@
 """Writing rows: what one measurement records and the chapter's recorder (the row contract itself, torch-free,
-is vitlab.book.rows; its names are re-exported here for the chapters).
+is vitlab.contract.rows; its names are re-exported here for the chapters).
 
 A chapter gets one recorder with its context from `vitlab.chapter.start`, and every row it writes carries that context:
 
@@ -14,9 +14,10 @@ import datetime as _dt
 from functools import lru_cache
 from pathlib import Path
 
-from vitlab.book.rows import (STATUSES, TIMING_FIELDS, baseline_problems, comparison_key,  # noqa: F401  (re-exported)
-                              latest_runs, new_run_id, row_problems, status_of, with_speedups)
-from vitlab.book.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
+from vitlab.contract.rows import (  # noqa: F401  (re-exported)
+    STATUSES, TIMING_FIELDS, baseline_problems, comparison_key, latest_runs, new_run_id, row_problems, status_of,
+    with_speedups)
+from vitlab.contract.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
 
 
 @lru_cache(maxsize=None)
@@ -75,7 +76,7 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     evidence = extra.get("round_medians_ms") or extra.get("round_throughputs")
     if row.get("round_medians_ms") is None and evidence:  # rounds measured elsewhere (a worker process)
         row["rounds"] = len(evidence)
-    # What a comparison of this row is judged on (vitlab.book.findings reads it): the time one call waits at batch 1
+    # What a comparison of this row is judged on (vitlab.contract.findings reads it): the time one call waits at batch 1
     # in one process, items per second otherwise; a chapter says otherwise with judged_by=...
     row["judged_by"] = extra.pop("judged_by", None) or (
         "latency" if batch == 1 and (extra.get("instances") or 1) == 1 else "throughput")

@@ -16,7 +16,7 @@ import logging
 import warnings
 from pathlib import Path
 
-from vitlab.book.text import first_line
+from vitlab.contract.text import first_line
 
 DISTRIBUTIONS = ("openvino", "nncf", "onnxruntime", "onnx", "onnxscript", "optimum-intel")
 # ONNX Runtime's integer kernels: a QDQ model whose optimised graph holds none of them ran its matmuls in float
@@ -171,7 +171,7 @@ def row_of(rows: list[dict], model: str, variant: str, batch: int) -> dict | Non
 def fastest(rows: list[dict]) -> dict | None:
     """The fastest timed row by its own speed (`findings.speed`: per call or per item, as its `judged_by` says);
     the first row when none was timed. A pick, not a verdict: `findings.leader` says whether it beat the next."""
-    from vitlab.book.findings import speed
+    from vitlab.contract.findings import speed
     timed = [r for r in rows if r and r.get("median_ms")]
     if not timed:
         return next((r for r in rows if r), None)

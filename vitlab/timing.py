@@ -10,7 +10,7 @@ from typing import Any, Callable, NamedTuple
 import torch
 
 from vitlab.device import synchronize
-from vitlab.book.text import first_line
+from vitlab.contract.text import first_line
 
 
 @dataclass
@@ -98,7 +98,7 @@ def relative_spread(medians: list[float]) -> float:
     return (max(medians) - min(medians)) / middle if middle else 0.0
 
 
-MIN_ROUNDS, MAX_ROUNDS = 6, 15   # a verdict needs 5 paired rounds (vitlab.book.findings); one spare
+MIN_ROUNDS, MAX_ROUNDS = 6, 15   # a verdict needs 5 paired rounds (vitlab.contract.findings); one spare
 
 
 def plan_rounds(call_ms: dict[str, float], budget_s: float, min_rounds: int = MIN_ROUNDS,
@@ -149,7 +149,7 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     """Time every candidate fn(*args, **kwargs) in turn, round after round.
 
     A noisy spell on a shared machine then hits all candidates alike, and round k of one candidate pairs with
-    round k of another (vitlab.book.findings judges the paired ratios). Each candidate's first call is reported
+    round k of another (vitlab.contract.findings judges the paired ratios). Each candidate's first call is reported
     apart (unless `first_call=False`: the caller made it already, e.g. to time a compile), then up to `warmup`
     untimed calls; every later turn runs `rewarm` (caches went to the others meanwhile). The order of the
     candidates rotates from round to round, so no candidate always follows the same neighbour.

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from vitlab.data import Data, classification_data
-from vitlab.book.paths import cache_dir
+from vitlab.contract.paths import cache_dir
 from vitlab.device import synchronize
 from vitlab.models import build
 
@@ -208,7 +208,7 @@ _STEP_FIELDS = {  # structured row fields: what each variant changes (the name i
 def try_line(line: str, action) -> None:
     """Run one line of a training script (`action`) and print what it did and what it warned."""
     import warnings
-    from vitlab.book.text import first_line, shorten
+    from vitlab.contract.text import first_line, shorten
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -329,7 +329,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     passes as failed rows (untimed), timed rows with their held-out correctness and accuracy (and, given the forward
     FLOPs per image and the measured `ceilings` per precision, training FLOP/s against them)."""
     from vitlab import ipex as ipex_guard
-    from vitlab.book.text import first_line
+    from vitlab.contract.text import first_line
     from vitlab.timing import interleaved
     reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
     rows, ready, batch = [], {}, len(images)
@@ -361,7 +361,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
 def gradient_check(row: dict) -> str:
     """One phrase for a training-step row's gradient check (its grads_with / grads_total fields), for the prose."""
     from vitlab.results import status_of
-    from vitlab.book.text import shorten
+    from vitlab.contract.text import shorten
     got, want = row.get("grads_with"), row.get("grads_total")
     if want is None:
         return f"no gradients to check ({status_of(row)}: {shorten(row.get('reason') or '', 90)})"
@@ -371,9 +371,9 @@ def gradient_check(row: dict) -> str:
 
 def step_table(rows: list[dict]):
     """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness."""
-    from vitlab.book.findings import findings
+    from vitlab.contract.findings import findings
     from vitlab.results import status_of
-    from vitlab.book.text import markdown_table
+    from vitlab.contract.text import markdown_table
     judged = {id(f.row): f for f in findings(rows)}
     table = []
     for r in rows:
@@ -419,7 +419,7 @@ def compiled_backward_probe(case: str) -> dict:
     """One compiled forward + backward of a PROBES case in this process: did it raise, and how many of its
     parameters got a gradient (with IPEX imported, its LayerNorm kernel has no autograd formula)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from vitlab.book.text import first_line
+    from vitlab.contract.text import first_line
     norm_first, backend = PROBES[case]
     torch._dynamo.reset()
     torch.manual_seed(0)

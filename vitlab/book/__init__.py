@@ -1,12 +1,11 @@
-"""The book pipeline, torch-free by this package's boundary: nothing under vitlab.book imports torch.
+"""The book pipeline, the top floor: it drives everything and imports no torch (that runs in the chapters' kernels).
 
-- rows, store: the row contract and the append-only row files;
-- findings: verdicts read from rows (ratio, noise band, status), glued into the chapters' prose;
-- report, layout: the results page and where pages, rows and figures live per stack and backend;
 - runner: `vitlab run` (papermill, one chapter per backend with an explicit context) and the table of contents;
+- report: the results page, per stack and backend;
 - lane: the GPU lane's caps and import;
 - pages: a chapter page as a reader sees it, and the page budget it is held to;
-- text, paths: leaves (one-line messages, Markdown tables; the cache and the hub's reachability).
+- repeat: two runs of the same chapters on one machine, compared verdict by verdict.
 
-The lab library (vitlab.*) builds on this package and the workers (vitlab.workers.*) on the lab; no arrow points up.
+The floors, no arrow pointing up: vitlab.contract (torch-free ground floor) < the lab library (vitlab.*) <
+vitlab.workers < this package and the CLI (vitlab.cli, vitlab.__main__).
 """

@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from vitlab.book import layout
-from vitlab.book.store import append, load_file
+from vitlab.contract import layout
+from vitlab.contract.store import append, load_file
 
 # The machine report's key packages that the GPU image lacks (all of them, pinned: requirements/gpu-wheels.txt).
 IMAGE_LACKS = ("papermill", "nbclient", "nbformat", "jupyter_client", "ipykernel", "torchao")

@@ -2,7 +2,7 @@
 
     vitlab compare-runs A B          A and B: result-row files (.jsonl) or folders of them (`vitlab run --into`)
 
-A comparison is one row against its group's baseline (vitlab.book.findings); it is matched across the runs by
+A comparison is one row against its group's baseline (vitlab.contract.findings); it is matched across the runs by
 backend, notebook, model, variant, batch, group and sweep. Torch-free.
 """
 from __future__ import annotations
@@ -12,10 +12,10 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from vitlab.book.findings import Finding, findings, row_id
+from vitlab.contract.findings import Finding, findings, row_id
 from vitlab.book.report import agreement
-from vitlab.book.rows import latest_runs
-from vitlab.book.store import load_file
+from vitlab.contract.rows import latest_runs
+from vitlab.contract.store import load_file
 
 
 def load_rows(path: Path) -> list[dict]:

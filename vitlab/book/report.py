@@ -9,10 +9,10 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from vitlab.book import layout
-from vitlab.book.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings
-from vitlab.book.rows import latest_runs, status_of, with_speedups
-from vitlab.book.text import markdown_table
+from vitlab.contract import layout
+from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings
+from vitlab.contract.rows import latest_runs, status_of, with_speedups
+from vitlab.contract.text import markdown_table
 
 # Two rows measure the same thing on two stacks only when all of these are equal (a field a row lacks is None,
 # which matches only another row lacking it): same chapter, model, variant, batch and comparison, and the same
@@ -489,7 +489,7 @@ def introduction(rows: list[dict]) -> list[str]:
 
 
 def rule_section() -> list[str]:
-    """The verdict rule, in plain words (vitlab.book.findings is its one implementation)."""
+    """The verdict rule, in plain words (vitlab.contract.findings is its one implementation)."""
     return ["## How a verdict is decided", "",
             "Variants are timed in interleaved rounds: every variant once per round, in turn, the order rotating, "
             "so a noisy spell hits all of them alike. Each row keeps its per-round medians (`round_medians_ms`), and "

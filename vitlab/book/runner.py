@@ -13,11 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from vitlab.book import layout
-from vitlab.book.paths import hub_offline_reason
+from vitlab.contract import layout
+from vitlab.contract.paths import hub_offline_reason
 from vitlab.book.report import write_results_page
-from vitlab.book.store import append, git_sha, load, load_file as load_rows
-from vitlab.book.text import headline
+from vitlab.contract.store import append, git_sha, load, load_file as load_rows
+from vitlab.contract.text import headline
 
 ROOT = layout.ROOT
 

@@ -4,5 +4,6 @@
 - serve: one serving instance that meets the others at a barrier and prints a JSON line per batch;
 - train: trains and saves a digits model in a fresh interpreter (when IPEX is imported in the caller).
 
-Workers build on the lab library (vitlab.*), which builds on the book pipeline (vitlab.book).
+Workers build on the lab library (vitlab.*), which builds on the torch-free ground floor (vitlab.contract);
+the book pipeline (vitlab.book) and the CLI sit above them.
 """

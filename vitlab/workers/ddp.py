@@ -31,9 +31,9 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-from vitlab.book.layout import BACKENDS
+from vitlab.contract.layout import BACKENDS
 
-# The collective library per device (vitlab.book.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
+# The collective library per device (vitlab.contract.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
 # ROCm builds, same name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
 PROCESS_GROUP_BACKENDS = {b.device_type: b.process_group for b in BACKENDS.values() if b.process_group}
 SUMMARY_PREFIX = "VITLAB_DDP_SUMMARY "

@@ -57,7 +57,7 @@ def launch_steps(rec, model: str, batch: int, budget_s: float, timeout: float = 
                    "--preset", rec.preset, "--run-id", rec.run_id] + (["--git-sha", rec.git_sha] if rec.git_sha else [])
         env = dict(os.environ, TORCHINDUCTOR_AUTOGRAD_CACHE="0")
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-        from vitlab.book.store import load_file
+        from vitlab.contract.store import load_file
         found = load_file(rows) if rows.exists() else []
     why = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
     return found, why

@@ -35,7 +35,7 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
 DEVICE_TYPES = tuple(dict.fromkeys(b.device_type for b in BACKENDS.values()))  # cpu, cuda, xpu, mps
 BACKEND_CHOICES = ("auto",) + DEVICE_TYPES + ("rocm",)
 STACKS = ("reference", "current")
-ROOT = Path(__file__).resolve().parents[2]  # the repository: vitlab/book/layout.py -> ../..
+ROOT = Path(__file__).resolve().parents[2]  # the repository: vitlab/contract/layout.py -> ../..
 
 
 def _stack_dir(stack: str) -> str:

@@ -25,8 +25,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from vitlab.book.rows import comparison_key, status_of
-from vitlab.book.text import markdown_table, shorten
+from vitlab.contract.rows import comparison_key, status_of
+from vitlab.contract.text import markdown_table, shorten
 
 THRESHOLD = 0.05    # the practical threshold: a difference under 5% is not worth a verdict
 MIN_ROUNDS = 5      # paired rounds a verdict needs

@@ -7,7 +7,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from vitlab.book.paths import cache_dir
+from vitlab.contract.paths import cache_dir
 
 
 def results_dir() -> Path:
