@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vitlab.book import lane
-from vitlab.contract import layout
+from vitlab.book import lane, runner
+from vitlab.contract import chapters, layout
 
 
 def test_chapter_cap_keeps_time_for_the_chapters_after_it():
@@ -104,5 +104,27 @@ def test_import_refuses_bad_input_with_one_line_and_writes_nothing(tmp_path, nam
 
 
 def test_chapter_stems_match_the_names_vitlab_run_takes():
-    stems = lane.chapter_stems(["02", "torch_compile", "05_deploy_after_ipex", "99"])
-    assert stems[:3] == ["02_torch_compile", "02_torch_compile", "05_deploy_after_ipex"] and stems[3] == "99"
+    names = ["02", "torch_compile", "05_deploy_after_ipex", "notebooks/01_port_to_xpu.ipynb"]
+    stems = lane.chapter_stems(names + ["99"])
+    assert stems[:3] == ["02_torch_compile", "02_torch_compile", "05_deploy_after_ipex"] and stems[4] == "99"
+    for name, stem in zip(names, stems):
+        assert [p.stem for p in runner.select([name])] == [stem]  # `vitlab run --only NAME` picks the same chapter
+    with pytest.raises(KeyError, match="unknown notebook '99'"):
+        runner.select(["99"])
+
+
+def test_a_gpu_lane_runs_the_gpu_chapters_and_a_cpu_lane_every_chapter():
+    assert [s[:2] for s in lane.chapters_for("cuda")] == list(chapters.GPU_CHAPTERS)
+    assert lane.chapters_for("cpu") == [p.stem for p in runner.chapters()]
+    assert lane.chapters_for("cuda", ["03"]) == ["03_ipex_bf16_int8"]
+
+
+def test_check_returned_finds_what_a_run_left_out(tmp_path):
+    (tmp_path / "cuda.jsonl").write_text(json.dumps(_row("r", "2.11.0")) + "\n")  # rows of 02 only
+    (tmp_path / "02_torch_compile.ipynb").write_text("{}")
+    lines, problems = lane.check_returned(tmp_path, "cuda", ["02"])
+    assert problems == [] and lines[-1] == "rows: 1, torch 2.11.0"
+    lines, problems = lane.check_returned(tmp_path, "cuda", ["02", "04"])
+    assert problems == ["04_hardware_integration: no rows in cuda.jsonl",
+                        "04_hardware_integration: no executed notebook came back"]
+    assert lane.check_returned(tmp_path, "cuda", ["99"])[1] == ["no chapter matches CHAPTERS='99'"]

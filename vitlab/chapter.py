@@ -14,9 +14,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vitlab.contract.text import Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no  # noqa: F401  (re-exported)
+from vitlab.contract.text import (  # noqa: F401  (re-exported)
+    Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no)
 
-PRESET_NAMES = ("quick", "full", "gpu")
+from vitlab.contract.chapters import PRESET_NAMES  # noqa: F401  (re-exported)
 
 
 def settings(presets: dict[str, dict], preset: str) -> dict:

@@ -45,7 +45,7 @@ def _run(args) -> int:
     """Resolve every argument once (a bad one: one line, exit 2, nothing touched), then run the chapters."""
     from vitlab.book import runner as book
     from vitlab.contract import layout
-    from vitlab.chapter import PRESET_NAMES
+    from vitlab.contract.chapters import PRESET_NAMES
     try:
         if args.preset not in PRESET_NAMES:
             raise ValueError(f"unknown preset {args.preset!r}: choose one of {', '.join(PRESET_NAMES)}")

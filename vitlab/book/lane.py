@@ -2,6 +2,7 @@
 
     python3 -m vitlab.book.lane machine                       what the machine is (one block, for the log)
     python3 -m vitlab.book.lane run --out DIR [--backend cuda --preset gpu --budget 540 --chapters 01 02 04]
+    python3 -m vitlab.book.lane check DIR [--backend cuda --chapters 01 02 04]   the files a run left, checked
     python3 -m vitlab.book.lane import DIR                    the returned files -> book/<stack>/<backend>/, rows
 
 tools/device-run.sh sets the machine up (carried wheels, a kernelspec) and calls `run`; tools/device-import.sh
@@ -24,11 +25,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vitlab.contract import layout
+from vitlab.contract.chapters import GPU_CHAPTERS, matches, notebooks
 from vitlab.contract.store import append, load_file
 
 # The machine report's key packages that the GPU image lacks (all of them, pinned: requirements/gpu-wheels.txt).
 IMAGE_LACKS = ("papermill", "nbclient", "nbformat", "jupyter_client", "ipykernel", "torchao")
-GPU_CHAPTERS = ("01", "02", "04")  # 03 and 05 measure the host CPU: on a GPU run their rows are not the GPU's
 FINISH_S = 25   # kept at the end: the last chapter's SIGKILL grace and copying the files out
 MIN_RUN_S = 30  # a chapter is not started with less than this left
 KILL_GRACE_S = 20
@@ -60,8 +61,17 @@ def chapter_cap(budget: float, elapsed: float, after: int, reserve: float = 40) 
 
 def chapter_stems(names: list[str], root: Path = layout.ROOT) -> list[str]:
     """Each name (02, 02_torch_compile or torch_compile) as its notebook's stem; unknown names stay as given."""
-    stems = [p.stem for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
-    return [next((s for s in stems if name in (s, s[:2], s[3:])), name) for name in names]
+    stems = [p.stem for p in notebooks(root / "notebooks")]
+    return [next((s for s in stems if matches(name, s)), name) for name in names]
+
+
+def chapters_for(backend: str, names: list[str] | None = None, root: Path = layout.ROOT) -> list[str]:
+    """The chapters a lane run on `backend` runs: `names` as stems, else GPU_CHAPTERS on a GPU, every one on the CPU."""
+    if names:
+        return chapter_stems(names, root)
+    if backend != "cpu":
+        return chapter_stems(list(GPU_CHAPTERS), root)
+    return [p.stem for p in notebooks(root / "notebooks")]
 
 
 def _end_tagged(tag: str) -> int:
@@ -193,7 +203,7 @@ def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
             append(row, target)
         said.append(f"rows: {len(new)} of {len(rows)} appended to {target.relative_to(root)} ({stack} stack)")
         pages = layout.pages_dir(backend, stack, book)
-        for notebook in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+        for notebook in notebooks(source):
             if notebook.name.endswith(".FAILED.ipynb"):
                 said.append(f"page: {notebook.name} failed there; not imported")
                 continue
@@ -201,6 +211,35 @@ def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
             shutil.copy(notebook, pages / notebook.name)
             said.append(f"page: {(pages / notebook.name).relative_to(root)}")
     return said + ["next: vitlab book   (rebuilds the results page, _toc.yml and the HTML)"]
+
+
+def check_returned(out: Path, backend: str, names: list[str] | None = None,
+                   root: Path = layout.ROOT) -> tuple[list[str], list[str]]:
+    """What a lane run left in `out`, against what the device tool brings back and what the run should hold: every
+    chapter it ran (chapters_for) has its executed notebook and rows of `backend`, and no others. (lines, problems)"""
+    files = sorted(out.iterdir())
+    lines = ["returned: " + ", ".join(f"{f.name} ({f.stat().st_size / 1024:.0f} KiB)" for f in files)]
+    problems = [f"{len(files)} files in OUT: at most 8 come back"] if len(files) > 8 else []
+    problems += [f"{f.name}: not a plain file" for f in files if not f.is_file()]
+    problems += [f"{f.name}: over {MAX_FILE >> 20} MiB" for f in files if f.is_file() and f.stat().st_size > MAX_FILE]
+    rows_file = out / f"{backend}.jsonl"
+    rows = load_file(rows_file) if rows_file.exists() else []
+    chapters = [c for c in chapters_for(backend, names, root) if (root / "notebooks" / f"{c}.ipynb").exists()]
+    for chapter in chapters:
+        mine = [r for r in rows if r.get("notebook") == chapter]
+        others = {r.get("backend") for r in mine} - {backend}
+        lines.append(f"  {chapter:26} {len(mine):4} rows" + (f", backends {sorted(others)}" if others else ""))
+        if not mine:
+            problems.append(f"{chapter}: no rows in {rows_file.name}")
+        if others:
+            problems.append(f"{chapter}: rows of another backend {sorted(others)}")
+        if not (out / f"{chapter}.ipynb").exists():
+            problems.append(f"{chapter}: no executed notebook came back")
+    if not chapters:
+        problems.append(f"no chapter matches CHAPTERS={' '.join(names or [])!r}")
+    torch_versions = sorted({str(r.get("versions", {}).get("torch")) for r in rows})
+    lines.append(f"rows: {len(rows)}, torch {', '.join(torch_versions)}")
+    return lines, problems
 
 
 def machine() -> list[str]:
@@ -236,12 +275,21 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--budget", type=float, default=540)
     run.add_argument("--reserve", type=float, default=40)
     run.add_argument("--chapters", nargs="+")
+    check = commands.add_parser("check")
+    check.add_argument("out", type=Path)
+    check.add_argument("--backend", default="cuda")
+    check.add_argument("--chapters", nargs="*")
     imported = commands.add_parser("import")
     imported.add_argument("source", type=Path)
     args = parser.parse_args(argv)
     if args.command == "machine":
         print("\n".join(machine()))
         return 0
+    if args.command == "check":
+        lines, problems = check_returned(args.out, args.backend, args.chapters)
+        print("\n".join(lines))
+        print("\n".join(f"PROBLEM: {p}" for p in problems) or "dry run: every chapter ran and left rows")
+        return 1 if problems else 0
     if args.command == "import":
         try:
             print("\n".join(import_run(args.source)))
@@ -249,8 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"vitlab.book.lane import: {error}", file=sys.stderr)
             return 2
         return 0
-    chapters = args.chapters or (list(GPU_CHAPTERS) if args.backend != "cpu" else
-                                 [p.stem for p in sorted((layout.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))])
+    chapters = chapters_for(args.backend, args.chapters)
     found = run_chapters(chapters, args.out, args.backend, args.preset, args.budget, args.reserve)
     ok = sum(r.state == "ok" for r in found)
     print(f"lane: {ok} of {len(found)} chapters ok, {sum(r.rows for r in found)} rows; in {args.out}: "

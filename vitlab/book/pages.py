@@ -188,8 +188,9 @@ def summary(page: Page) -> str:
 if __name__ == "__main__":  # python -m vitlab.book.pages [DIR or .ipynb ...]: counts and breaches, exit 1 on any
     import sys
 
+    from vitlab.contract.chapters import notebooks
     paths = [p for arg in (sys.argv[1:] or ["book/cpu", "book/current/cpu"])
-             for p in (sorted(Path(arg).glob("[0-9][0-9]_*.ipynb")) if Path(arg).is_dir() else [Path(arg)])]
+             for p in (notebooks(Path(arg)) if Path(arg).is_dir() else [Path(arg)])]
     over = 0
     for path in paths:
         page = measure(path)

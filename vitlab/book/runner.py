@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from vitlab.contract import layout
+from vitlab.contract import chapters as chapter_table, layout
 from vitlab.contract.paths import hub_offline_reason
 from vitlab.book.report import write_results_page
 from vitlab.contract.store import append, git_sha, load, load_file as load_rows
@@ -24,18 +24,18 @@ ROOT = layout.ROOT
 
 def chapters(root: Path = ROOT) -> list[Path]:
     """The chapter notebooks, in order (notebooks/NN_*.ipynb)."""
-    return sorted(p for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return chapter_table.notebooks(root / "notebooks")
 
 
 def select(names: list[str] | None, root: Path = ROOT) -> list[Path]:
-    """Chapters matching `names` (a stem, its number or the part after it); KeyError names the choices."""
+    """Chapters matching `names` (chapters.matches: a stem, its number or the part after it); KeyError names the
+    choices."""
     every = chapters(root)
     if not names:
         return every
     picked = []
     for name in names:
-        stem = Path(name).stem
-        match = [p for p in every if stem in (p.stem, p.stem[:2], p.stem[3:])]
+        match = [p for p in every if chapter_table.matches(name, p.stem)]
         if not match:
             raise KeyError(f"unknown notebook {name!r}: choose from {', '.join(p.stem for p in every)}")
         picked += [p for p in match if p not in picked]
