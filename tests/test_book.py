@@ -13,6 +13,7 @@ import pytest
 
 from vitlab.book import runner as book, report
 from vitlab.contract import layout
+from vitlab.contract.context import RunContext
 from vitlab import results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _notebook(path: Path, body: str, title: str) -> None:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('backend = "auto"\npreset = "quick"\ncontext = None')
+    params = nbformat.v4.new_code_cell('context = {"device_type": "auto", "preset": "quick"}')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nA test chapter."), params,
                 nbformat.v4.new_code_cell(body)]
@@ -33,7 +34,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from vitlab import chapter, timing
-run = chapter.start(NAME, backend, preset, None, context)
+run = chapter.start(NAME, None, context)
 rec = run.rec
 t = timing.timed(lambda: sum(range(1000)), warmup=1, iters=5)
 rec.record("toy", "eager", 1, timing=t, baseline=True)
@@ -53,7 +54,7 @@ def small_book(tmp_path):
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "book" / "_ext")  # _config.yml's local extension
     _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
     _notebook(tmp_path / "notebooks" / "02_broken.ipynb",
-              "from vitlab import results\nresults.Recorder('02_broken', backend, preset, context['rows'])"
+              "from vitlab import results\nresults.Recorder('02_broken', 'cpu', 'quick', context['rows'])"
               ".record('toy', 'eager', 1)\n"
               "raise RuntimeError('made to fail mid-way')", "Broken chapter")
     _notebook(tmp_path / "notebooks" / "03_third.ipynb", "NAME = '03_third'\n" + RECORD, "Third chapter")
@@ -89,7 +90,7 @@ def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
     assert sorted(p.name for p in pages.iterdir()) == ["01_first.ipynb", "03_third.ipynb"]
     executed = nbformat.read(pages / "01_first.ipynb", as_version=4)
     injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
-    assert len(injected) == 1 and 'backend = "cpu"' in injected[0].source  # papermill injected the parameters,
+    assert len(injected) == 1 and '"device_type": "cpu"' in injected[0].source  # papermill injected the context,
     assert "remove-cell" in injected[0].metadata["tags"]                    # which the page does not show
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert sorted({r["notebook"] for r in rows}) == ["01_first", "03_third"]  # the failed run's row stays out
@@ -102,11 +103,12 @@ def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
 HOST_ROWS = """
 import json, os
 from vitlab import results
-rec = results.Recorder("04_host", backend, preset, context["rows"], context["run_id"], context["git_sha"])
+rec = results.Recorder("04_host", context["device_type"], context["preset"], context["rows"], context["run_id"],
+                       context["git_sha"])
 rec.record("toy", "on the device", 1, baseline=True)
-results.Recorder("04_host", "cpu", preset, context["host_rows"], context["run_id"]).record("toy", "on the host", 1)
+results.Recorder("04_host", "cpu", "quick", context["host_rows"], context["run_id"]).record("toy", "on the host", 1)
 os.environ["VITLAB_TOY"] = "set in the kernel"  # the kernel's own environment: the runner's stays as it was
-print(json.dumps({"context": context, "VITLAB_RESULTS": os.environ.get("VITLAB_RESULTS")}))
+print(json.dumps({"context": context}))
 """
 
 
@@ -117,8 +119,7 @@ def test_run_notebook_keeps_the_runs_rows_drops_the_host_rows_and_leaves_the_env
     notebook.parent.mkdir()
     _notebook(notebook, HOST_ROWS, "Host rows")
     (tmp_path / "results.jsonl").write_text(json.dumps({"notebook": "earlier", "run_id": "old"}) + "\n")
-    context = {"run_id": "run-42", "stack": "current", "backend": "cuda", "device_type": "cpu", "preset": "quick",
-               "git_sha": "abc123", "hub_offline": True}
+    context = RunContext("cpu", "cuda", "quick", "current", "run-42", "abc123", hub_offline=True)
     environment = dict(os.environ)
     outcome = book.run_notebook(notebook, tmp_path / "pages", tmp_path / "results.jsonl", context, root=tmp_path)
     assert dict(os.environ) == environment
@@ -130,9 +131,11 @@ def test_run_notebook_keeps_the_runs_rows_drops_the_host_rows_and_leaves_the_env
     assert rows[1]["git_sha"] == "abc123" and rows[1]["status"] == "ok"
     cells = nbformat.read(tmp_path / "pages" / "04_host.ipynb", as_version=4).cells
     printed = json.loads(cells[-1].outputs[0]["text"])
-    assert printed["VITLAB_RESULTS"] is None  # no side channel: everything came as the `context` parameter
-    assert {k: printed["context"][k] for k in context} == context
-    assert {"rows", "host_rows"} <= set(printed["context"])
+    # no side channel: everything about the run came as the one `context` parameter, where the rows go included
+    assert printed["context"] == {**context.to_dict(), "rows": printed["context"]["rows"],
+                                  "host_rows": printed["context"]["host_rows"]}
+    assert printed["context"]["rows"].endswith("rows.jsonl") and printed["context"]["host_rows"]
+    assert RunContext.from_dict(printed["context"]).run_id == "run-42"
     assert list((tmp_path / "tmp").iterdir()) == []  # the staging folder, host rows and all, is gone
 
 
@@ -270,7 +273,7 @@ def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, 
     assert "NBVAL_IGNORE_OUTPUT" not in html and "nbval" not in text.lower()  # the tag is only a CSS class
     assert "# Parameters" not in text  # papermill's injected-parameters cell
     assert "On Colab or a fresh cloud kernel" not in text  # the install cell
-    assert 'preset = "' not in text  # the parameters cell
+    assert 'preset = "' not in text and '"preset": "' not in text  # the parameters cell
     # the chapters' markdown_table outputs render as tables, not as pipe text (plain CommonMark has no tables;
     # its typographer turns the rule row's --- into an em dash)
     assert "|---|" not in text and "|—|" not in text, f"{page}: a markdown table rendered as text"

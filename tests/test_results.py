@@ -127,11 +127,23 @@ def test_a_skipped_or_failed_variant_cannot_carry_a_timing():
 
 def test_a_gpu_runs_host_sections_record_into_the_contexts_host_file(tmp_path):
     from vitlab import chapter
+    from vitlab.contract.context import RunContext
     rec = results.Recorder("nb", "cpu", "quick", tmp_path / "rows.jsonl", run_id="run-1")
-    context = {"host_rows": str(tmp_path / "host.jsonl"), "git_sha": "abc"}
+    context = RunContext("cuda", "cuda", host_rows=str(tmp_path / "host.jsonl"), git_sha="abc")
     run = chapter.Run("nb", "quick", {}, torch.device("cuda"), {}, rec, context)
     assert run.recorder_for("cuda:0") is rec  # the run's own device: the run's recorder
     run.recorder_for("cpu").record("m", "eager", 1, baseline=True)
     (row,) = results.load_file(tmp_path / "host.jsonl")
     assert (row["backend"], row["run_id"], row["git_sha"]) == ("cpu", "run-1", "abc")
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_a_rows_backend_is_the_run_contexts_page_name_where_the_chapter_runs_on_its_device(tmp_path):
+    from vitlab import chapter
+    from vitlab.contract.context import RunContext
+    rocm = RunContext("cuda", "rocm")
+    assert chapter._page_name(rocm, torch.device("cuda")) == "rocm"  # a ROCm run's pages and rows say rocm
+    assert chapter._page_name(rocm, torch.device("cpu")) is None  # a CPU-only chapter: the device's own name
+    assert chapter._page_name(RunContext(), torch.device("cpu")) is None  # a run by hand
+    rec = results.Recorder("nb", "cpu", "quick", tmp_path / "rows.jsonl", backend="rocm")
+    assert rec.record("m", "eager", 1, baseline=True)["backend"] == "rocm"

@@ -1,10 +1,10 @@
 """What every chapter does around its lesson: start() (set-up, device, settings, recorder), tables, glue.
 
-    run = vitlab.chapter.start(NOTEBOOK, backend, preset, PRESETS, context)
+    run = vitlab.chapter.start(NOTEBOOK, PRESETS, context)
 
-`context` is what `vitlab run` hands the chapter as a papermill parameter (run id, stack, book backend, git sha,
-whether the model hub is offline, where rows go); a chapter run by hand passes None and gets a fresh run id and
-the scratch results folder.
+`context` is the chapter's one papermill parameter, a vitlab.contract.context.RunContext as a dict: what `vitlab run`
+hands it (device type, page name, preset, stack, run id, git sha, whether the model hub is offline, where rows go).
+A chapter run by hand sets only device type and preset and gets a fresh run id and the scratch results folder.
 """
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from pathlib import Path
 from vitlab.contract.text import (  # noqa: F401  (re-exported)
     Markdown, first_line, markdown_table, notes_in_full, shorten, yes_no)
 
+from vitlab.contract import layout
 from vitlab.contract.chapters import PRESET_NAMES  # noqa: F401  (re-exported)
+from vitlab.contract.context import RunContext
 
 
 def settings(presets: dict[str, dict], preset: str) -> dict:
@@ -139,7 +141,7 @@ class Run:
     device: object  # torch.device
     info: dict
     rec: object  # vitlab.results.Recorder
-    context: dict = field(default_factory=dict)
+    context: RunContext = field(default_factory=RunContext)
     glued: dict = field(default_factory=dict)
 
     def recorder_for(self, device):
@@ -149,8 +151,8 @@ class Run:
         from vitlab.results import Recorder
         if torch.device(device).type == self.device.type:
             return self.rec
-        return Recorder(self.notebook, device, self.preset, self.context.get("host_rows"), self.rec.run_id,
-                        self.context.get("git_sha"))
+        return Recorder(self.notebook, device, self.preset, self.context.host_rows, self.rec.run_id,
+                        self.context.git_sha)
 
     def glue(self, name: str, value) -> None:
         """Glue `value` into the page's prose as `name` (and keep it in `glued`, e.g. for tests)."""
@@ -165,13 +167,23 @@ class Run:
             self.glue(name, value)
 
 
-def start(notebook: str, backend: str = "auto", preset: str = "quick", presets: dict | None = None,
-          context: dict | None = None, *, cpu_only: bool = False, seed: int = 0) -> Run:
+def _page_name(context: RunContext, device) -> str | None:
+    """The rows' backend: the context's page name (rocm for a ROCm run) when the chapter runs on the context's
+    device; None (the device's own name) for a run by hand, a fallback, or a CPU-only chapter on a GPU run."""
+    if context.backend and layout.BACKENDS[context.backend].device_type == device.type:
+        return context.backend
+    return None
+
+
+def start(notebook: str, presets: dict | None = None, context: RunContext | dict | None = None, *,
+          cpu_only: bool = False, seed: int = 0) -> Run:
     """The chapter's one set-up call: quiet known messages, a steady allocator, telemetry off, seeds; the device
     (an absent backend falls back with one line; `cpu_only`: the chapter measures the CPU whatever is present),
-    the preset's settings and the recorder. Prints one line: device, ISA and bf16, threads, torch, preset."""
-    context = dict(context or {})
-    if context.get("hub_offline"):
+    the preset's settings and the recorder. `context`: a RunContext, its dict, or None (a run by hand: the device
+    found, the quick preset). Prints one line: device, ISA and bf16, threads, torch, preset."""
+    context = RunContext.of(context)
+    preset = context.preset
+    if context.hub_offline:
         _hub_offline()
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     chosen = settings(presets, preset) if presets is not None else {}
@@ -184,12 +196,13 @@ def start(notebook: str, backend: str = "auto", preset: str = "quick", presets: 
     quiet_known_messages()
     telemetry_opt_out()
     torch.manual_seed(seed)
-    device = notebook_device(context.get("device_type", backend))
+    device = notebook_device(context.device_type)
     if cpu_only and device.type != "cpu":
         print(f"{device.type} is present, but this chapter measures the CPU: every variant below runs there")
         device = torch.device("cpu")
     info = describe(device)
-    rec = Recorder(notebook, device, preset, context.get("rows"), context.get("run_id"), context.get("git_sha"))
+    rec = Recorder(notebook, device, preset, context.rows, context.run_id, context.git_sha,
+                   backend=_page_name(context, device))
     bf16 = "native bf16" if info["bf16_native"] else "bf16 emulated"
     print(f"{info['device_name']} ({info['backend']}) · {info['cpu_isa']}, {bf16} · {info['threads']} threads · "
           f"torch {info['versions']['torch']} · preset {preset}")

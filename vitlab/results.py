@@ -39,8 +39,10 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
              timing=None, compile_s: float | None = None, correct: dict | None = None,
              engaged: bool = True, reason: str = "", *, baseline: bool = False, sweep: bool = False,
              group: str | None = None, skipped: str | None = None, failed: str | None = None,
-             spread: float | None = None, run_id: str | None = None, git_sha: str | None = None, **extra) -> dict:
-    """One measurement with everything needed to trust and compare it later.
+             spread: float | None = None, run_id: str | None = None, git_sha: str | None = None,
+             backend: str | None = None, **extra) -> dict:
+    """One measurement with everything needed to trust and compare it later; `backend`: the book's page name the run
+    context gives (None: the device's own, machine.describe's).
 
     `skipped` (the tool is missing) and `failed` (it ran and did not work) say why in words and carry no timing;
     `status` is set from them and `engaged`.
@@ -48,7 +50,8 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     import torch
     if (skipped or failed) and timing is not None:
         raise ValueError(f"{variant!r}: a skipped or failed variant carries no timing")
-    row = {"notebook": notebook, **_provenance(str(torch.device(device))), "preset": preset,
+    row = {"notebook": notebook, **_provenance(str(torch.device(device))), **({"backend": backend} if backend else {}),
+           "preset": preset,
            "model": model, "variant": variant, "batch": batch, "group": group,
            "baseline": bool(baseline), "sweep": bool(sweep),
            "median_ms": None, "p90_ms": None, "throughput": None, "compile_s": compile_s, "spread": None,
@@ -90,18 +93,19 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
 
 
 class Recorder:
-    """A chapter's row writer: holds (notebook, device, preset, run id, where rows go) and this run's rows."""
+    """A chapter's row writer: holds (notebook, device, preset, run id, where rows go, the rows' backend: the run
+    context's page name, None: the device's own) and this run's rows."""
 
     def __init__(self, notebook: str, device, preset: str, path: Path | str | None = None,
-                 run_id: str | None = None, git_sha: str | None = None):
+                 run_id: str | None = None, git_sha: str | None = None, backend: str | None = None):
         self.notebook, self.device, self.preset, self.path = notebook, device, preset, path
-        self.run_id, self.git_sha = run_id or new_run_id(), git_sha
+        self.run_id, self.git_sha, self.backend = run_id or new_run_id(), git_sha, backend
         self.rows: list[dict] = []
 
     def record(self, model: str, variant: str, batch: int, timing=None, **fields) -> dict:
         """make_row(...) with this chapter's context, appended as one line; returns the row."""
         row = make_row(self.notebook, self.device, self.preset, model, variant, batch, timing,
-                       run_id=self.run_id, git_sha=self.git_sha, **fields)
+                       run_id=self.run_id, git_sha=self.git_sha, backend=self.backend, **fields)
         append(row, self.path)
         self.rows.append(row)
         return row

@@ -8,12 +8,13 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from vitlab.contract import chapters as chapter_table, layout
+from vitlab.contract.context import RunContext
 from vitlab.contract.paths import hub_offline_reason
 from vitlab.book.report import write_results_page
 from vitlab.contract.store import append, git_sha, load, load_file as load_rows
@@ -107,25 +108,25 @@ def writable_folder(path: Path) -> Path:
     return path
 
 
-def run_notebook(notebook: Path, out_dir: Path, results_file: Path, context: dict, root: Path = ROOT) -> Outcome:
+def run_notebook(notebook: Path, out_dir: Path, results_file: Path, context: RunContext,
+                 root: Path = ROOT) -> Outcome:
     """Execute one chapter with papermill into `out_dir`, appending its rows to `results_file` on success.
 
-    The chapter gets everything about the run as parameters (`backend`, `preset`, `context`: run id, stack, book
-    backend, git sha, hub offline, and where its rows go); its start call opens the recorder there. Rows a chapter
-    records on another device (the host CPU during a GPU run) go to `context["host_rows"]`, which is not kept.
-    Nothing in this process's environment changes.
+    The chapter gets everything about the run as its one parameter, `context` (a RunContext's dict: device type,
+    page name, preset, stack, run id, git sha, hub offline, and where its rows go); its start call opens the recorder
+    there. Rows a chapter records on another device (the host CPU during a GPU run) go to `context.host_rows`, which
+    is not kept. Nothing in this process's environment changes.
     """
     import papermill
 
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"vitlab-run-{notebook.stem}-"))
     partial = staging / notebook.name  # never a half-written notebook inside the book
-    context = {**context, "rows": str(staging / "rows.jsonl"), "host_rows": str(staging / "host-rows.jsonl")}
+    context = replace(context, rows=str(staging / "rows.jsonl"), host_rows=str(staging / "host-rows.jsonl"))
     start = time.perf_counter()
     try:
         papermill.execute_notebook(str(notebook), str(partial), kernel_name="python3", progress_bar=True,
-                                   parameters={"backend": context["device_type"], "preset": context["preset"],
-                                               "context": context}, cwd=str(notebook.parent))
+                                   parameters={"context": context.to_dict()}, cwd=str(notebook.parent))
     except BaseException as error:  # KeyboardInterrupt too: report, keep the book as it was
         failed = root / "_build" / "failed" / out_dir.parent.name / out_dir.name
         failed.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,7 @@ def run_notebook(notebook: Path, out_dir: Path, results_file: Path, context: dic
     for row in produced:
         append(row, results_file)  # whole lines only, as the kernel wrote them
     shutil.rmtree(staging, ignore_errors=True)
-    detail = f"{len(produced)} result rows" + (f" ({host} host-CPU rows of a {context['backend']} run not kept)"
+    detail = f"{len(produced)} result rows" + (f" ({host} host-CPU rows of a {context.backend} run not kept)"
                                                 if host else "")
     return Outcome(notebook.stem, True, time.perf_counter() - start, detail, rows=len(produced))
 
@@ -160,8 +161,7 @@ def run(device_type: str, backend: str, preset: str, notebooks: list[Path], stac
     offline = hub_offline_reason()
     if offline:  # probe the hub once here, so no kernel waits ~30 s on retries
         print(f"model hub: {offline}; the chapters run offline (HF_HUB_OFFLINE=1 in their kernels)", flush=True)
-    context = {"run_id": uuid.uuid4().hex[:12], "stack": stack_name, "backend": backend, "device_type": device_type,
-               "preset": preset, "git_sha": git_sha(), "hub_offline": bool(offline)}
+    context = RunContext(device_type, backend, preset, stack_name, uuid.uuid4().hex[:12], git_sha(), bool(offline))
     outcomes = []
     for notebook in notebooks:
         print(f"--- {notebook.stem} on {backend} ({preset}, {stack_name} stack) -> {out_dir / notebook.name}",

@@ -11,8 +11,8 @@ from vitlab.contract.paths import cache_dir
 
 
 def results_dir() -> Path:
-    """Where rows go: $VITLAB_RESULTS (`vitlab run` points it at a staging folder), else a scratch folder."""
-    return Path(os.environ.get("VITLAB_RESULTS", cache_dir() / "results"))
+    """Where rows go when the run context names no file (a run by hand): the scratch folder in vitlab's cache."""
+    return cache_dir() / "results"
 
 
 @lru_cache(maxsize=None)
