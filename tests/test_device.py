@@ -123,3 +123,18 @@ def test_avx512_on_256bit_halves_only_on_zen4(monkeypatch, flags, family, halves
     monkeypatch.setattr(machine, "cpu_flags", lambda: flags)
     monkeypatch.setattr(machine, "_amd_family", lambda: family)
     assert machine.avx512_on_256bit_halves() is halves
+
+
+def test_each_backend_record_names_what_vitlab_looks_up():
+    import torch
+
+    from vitlab.contract.layout import BACKENDS, DEVICE_TYPES, ON_DEVICE
+    assert set(ON_DEVICE) == set(DEVICE_TYPES) and ON_DEVICE["cuda"].name == "cuda"
+    for b in BACKENDS.values():
+        assert b.synchronize is None or callable(getattr(getattr(torch, b.synchronize), "synchronize"))
+        assert b.bf16_probe in ("cpu-isa", "device-module", "always", "never")
+        assert b.peak_source in ("cpu-isa", "datasheet", None)
+    same = ("device_type", "process_group", "synchronize", "bf16_probe", "peak_source")
+    assert [getattr(BACKENDS["rocm"], f) for f in same] == [getattr(BACKENDS["cuda"], f) for f in same]
+    device.synchronize("cpu")  # no module: nothing to wait for
+    assert machine.peak_flops("meta")[0] is None  # a device type no backend runs on: unknown, no error

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from vitlab.contract.layout import BACKEND_CHOICES as CHOICES
+from vitlab.contract.layout import BACKEND_CHOICES as CHOICES, ON_DEVICE
 
 
 class BackendError(ValueError):
@@ -58,24 +58,24 @@ def backend_name(device: torch.device | str) -> str:
 
 
 def synchronize(device: torch.device | str) -> None:
-    """Wait until all queued work on `device` has finished (a no-op on CPU)."""
+    """Wait until all queued work on `device` has finished (a no-op on CPU): its backend's `synchronize` module."""
     kind = torch.device(device).type
-    if kind == "cuda":
-        torch.cuda.synchronize(device)
-    elif kind == "xpu":
-        torch.xpu.synchronize(device)
-    elif kind == "mps":
-        torch.mps.synchronize()
+    module = ON_DEVICE[kind].synchronize if kind in ON_DEVICE else None
+    if module == "mps":
+        torch.mps.synchronize()  # one device, no argument
+    elif module:
+        getattr(torch, module).synchronize(device)
 
 
 def supports_bf16(device: torch.device | str) -> bool:
-    """True when `device` computes bf16 natively (not emulated, as on AVX2-only CPUs)."""
+    """True when `device` computes bf16 natively (not emulated, as on AVX2-only CPUs): its backend's `bf16_probe`."""
     kind = torch.device(device).type
-    if kind == "cuda":
-        return torch.cuda.is_bf16_supported()
-    if kind == "xpu":
+    probe = ON_DEVICE[kind].bf16_probe if kind in ON_DEVICE else "never"
+    if probe == "device-module":
+        return getattr(torch, kind).is_bf16_supported()
+    if probe == "always":
         return True
-    if kind == "cpu":
+    if probe == "cpu-isa":
         # bf16 dot products in hardware: AVX512_BF16 (VDPBF16PS) or AMX tiles. oneDNN's own
         # _is_mkldnn_bf16_supported() is also True on AVX-512 CPUs without them (it runs bf16 by
         # converting to fp32, slower than fp32), so it cannot tell native from emulated.

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import torch
 
+from vitlab.contract.layout import ON_DEVICE
 from vitlab.device import available_backends, backend_name, pick_device, supports_bf16
 
 
@@ -89,9 +90,11 @@ def gpu_datasheet(name: str) -> tuple[str, tuple] | None:
 
 
 def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -> tuple[float | None, str]:
-    """Nominal peak FLOP/s of `device` for `dtype` and how it was obtained, or (None, why unknown)."""
+    """Nominal peak FLOP/s of `device` for `dtype` and how it was obtained (its backend's `peak_source`), or
+    (None, why unknown)."""
     kind = torch.device(device).type
-    if kind == "cpu":
+    source = ON_DEVICE[kind].peak_source if kind in ON_DEVICE else None
+    if source == "cpu-isa":
         flags = cpu_flags()
         if dtype == torch.bfloat16 and ("avx512_bf16" not in flags or "amx_bf16" in flags):
             return None, ("unknown for bf16 on this CPU (AMX tiles: not modelled)" if "amx_bf16" in flags
@@ -112,8 +115,8 @@ def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -
         return (threads * per_cycle * ghz * 1e9,
                 f"{threads} threads x {per_cycle} {'bf16' if dtype == torch.bfloat16 else 'fp32'} "
                 f"FLOP/cycle ({basis}) x {ghz:.2f} GHz nominal")
-    if kind == "cuda":
-        name = torch.cuda.get_device_name(device)
+    if source == "datasheet":
+        name = getattr(torch, kind).get_device_name(device)
         found = gpu_datasheet(name)
         if found is None:
             return None, f"unknown (no data-sheet entry for {name})"

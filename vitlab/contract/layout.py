@@ -16,23 +16,33 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Backend:
-    """A backend as the book names it: the torch device it runs on, its collective library, where to get one."""
+    """One backend, as data. "Backend" means three things, each with its own name here: `name`, the book's page
+    name (cpu, cuda, rocm, xpu, mps); `device_type`, the torch device it runs on; `process_group`, the
+    torch.distributed library DDP uses on it. vitlab.device, vitlab.machine, vitlab.workers.ddp and the results
+    page look these fields up instead of branching on device strings."""
 
-    name: str
-    device_type: str          # what torch.device() takes (ROCm GPUs are torch's "cuda" device)
+    name: str                  # the book's page name: book/<name>/, book/results/<name>.jsonl, a row's `backend`
+    device_type: str           # what torch.device() takes (ROCm GPUs are torch's "cuda" device)
     process_group: str | None  # torch.distributed backend for DDP; None: no DDP on this backend
-    where: str                # the "not run yet" hint: what machine runs it
+    where: str                 # the "not run yet" hint: what machine runs it
+    synchronize: str | None    # the torch module whose synchronize() waits for the device (torch.cuda, ...); None: none
+    bf16_probe: str            # native bf16? cpu-isa (AVX512_BF16 or AMX), device-module (is_bf16_supported()),
+    #                            always or never
+    peak_source: str | None    # the nominal peak: cpu-isa (ISA x clock x threads), datasheet (vitlab.machine's table)
 
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in (
-    Backend("cpu", "cpu", "gloo", "any machine"),
-    Backend("cuda", "cuda", "nccl", "a machine with an NVIDIA GPU"),
+    Backend("cpu", "cpu", "gloo", "any machine", None, "cpu-isa", "cpu-isa"),
+    Backend("cuda", "cuda", "nccl", "a machine with an NVIDIA GPU", "cuda", "device-module", "datasheet"),
     Backend("rocm", "cuda", "nccl", "a machine with an AMD GPU and a ROCm build of torch (it runs as `--backend cuda`; "
-                                    "NCCL's name covers RCCL)"),
-    Backend("xpu", "xpu", "xccl", "a machine with an Intel GPU (Arc, Data Center GPU Max) and torch's xpu build"),
-    Backend("mps", "mps", None, "an Apple-silicon Mac"),
+                                    "NCCL's name covers RCCL)", "cuda", "device-module", "datasheet"),
+    Backend("xpu", "xpu", "xccl", "a machine with an Intel GPU (Arc, Data Center GPU Max) and torch's xpu build",
+            "xpu", "always", None),
+    Backend("mps", "mps", None, "an Apple-silicon Mac", "mps", "never", None),
 )}
 DEVICE_TYPES = tuple(dict.fromkeys(b.device_type for b in BACKENDS.values()))  # cpu, cuda, xpu, mps
+# Per torch device type, its first backend: what runs on it is the same for each backend sharing it (cuda, rocm).
+ON_DEVICE: dict[str, Backend] = {t: next(b for b in BACKENDS.values() if b.device_type == t) for t in DEVICE_TYPES}
 BACKEND_CHOICES = ("auto",) + DEVICE_TYPES + ("rocm",)
 STACKS = ("reference", "current")
 ROOT = Path(__file__).resolve().parents[2]  # the repository: vitlab/contract/layout.py -> ../..

@@ -31,7 +31,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
-from vitlab.contract.layout import BACKENDS
+from vitlab.contract.layout import BACKENDS, ON_DEVICE
 
 # The collective library per device (vitlab.contract.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
 # ROCm builds, same name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
@@ -48,10 +48,10 @@ def process_group_backend(device: torch.device | str) -> str:
 
 
 def rank_device(backend: str, local_rank: int) -> torch.device:
-    """This rank's device: accelerator number LOCAL_RANK, or the CPU (MPS has no DDP backend)."""
+    """This rank's device: accelerator number LOCAL_RANK, or the CPU where the device has no process group (MPS)."""
     from vitlab.device import pick_device
     kind = pick_device(backend).type
-    if kind == "mps":
+    if ON_DEVICE[kind].process_group is None:
         kind = "cpu"
     return torch.device(kind) if kind == "cpu" else torch.device(kind, local_rank)
 
