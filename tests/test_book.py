@@ -76,14 +76,14 @@ def ran_book(small_book, monkeypatch):
     cuda_before = (small_book / "book" / "results" / "cuda.jsonl").read_bytes()
     (small_book / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(small_book / "tmp"))  # where run_notebook stages each chapter
-    outcomes = book.run("cpu", "cpu", "quick", book.chapters(small_book), book.stack(small_book), small_book / "book",
+    outcomes = book.run("cpu", "cpu", "quick", book.chapters(small_book), book.stack(), small_book / "book",
                         root=small_book)
     return small_book, outcomes, cuda_before
 
 
 def test_a_failing_notebook_is_reported_and_the_rest_still_run(ran_book):
     root, outcomes, cuda_before = ran_book
-    stack = book.stack(root)
+    stack = book.stack()
     pages, rows_file = layout.pages_dir("cpu", stack, root / "book"), layout.rows_file("cpu", stack, root / "book")
     assert [(o.notebook, o.ok) for o in outcomes] == [("01_first", True), ("02_broken", False), ("03_third", True)]
     assert "RuntimeError: made to fail mid-way" in outcomes[1].detail
@@ -143,10 +143,13 @@ def test_run_notebook_keeps_the_runs_rows_drops_the_host_rows_and_leaves_the_env
     ("2.8.0", "reference"), ("2.8.0+cpu", "reference"), ("2.8.0+cu128", "reference"),
     ("2.14.1", "current"), ("2.11.0+cu130", "current"), ("2.8.1", "current"), ("2.8.0a0", "current"),
 ])
-def test_one_stack_rule_drops_the_local_version_tag(tmp_path, torch_version, stack):
-    (tmp_path / "requirements").mkdir()
-    (tmp_path / "requirements" / "reference.txt").write_text("# the pin\ntorchvision==0.23.0\ntorch==2.8.0\n")
-    assert book.stack_of(torch_version, tmp_path) == stack
+def test_one_stack_rule_drops_the_local_version_tag(torch_version, stack):
+    assert book.stack_of(torch_version) == stack
+
+
+def test_the_reference_torch_is_requirements_reference_txts_pin():
+    pins = (ROOT / "requirements" / "reference.txt").read_text().splitlines()
+    assert [line.split("==")[1].strip() for line in pins if line.startswith("torch==")] == [layout.REFERENCE_TORCH]
 
 
 def test_the_installed_stack_is_the_rule_applied_to_the_installed_torch():
@@ -181,7 +184,7 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     index = Path(built.stdout.strip().splitlines()[-1])
     assert index.exists()
-    reference = book.stack(root) == "reference"
+    reference = book.stack() == "reference"
     toc = (root / "_toc.yml").read_text()
     chapter = "book/cpu/01_first" if reference else "book/current/cpu/01_first"
     assert chapter in toc and "02_broken" not in toc

@@ -138,3 +138,9 @@ def test_each_backend_record_names_what_vitlab_looks_up():
     assert [getattr(BACKENDS["rocm"], f) for f in same] == [getattr(BACKENDS["cuda"], f) for f in same]
     device.synchronize("cpu")  # no module: nothing to wait for
     assert machine.peak_flops("meta")[0] is None  # a device type no backend runs on: unknown, no error
+
+
+def test_a_page_title_names_a_gpu_without_its_vendors_prefix():
+    from vitlab.contract.gpus import short_name
+    assert short_name("NVIDIA H200") == "H200" and short_name("AMD Instinct MI300X") == "AMD Instinct MI300X"
+    assert machine.gpu_datasheet("NVIDIA H200")[0] == "H200"  # the data-sheet table lives beside it, re-exported

@@ -1,5 +1,6 @@
 """The GPU lane's program work (vitlab.book.lane): the budget per chapter, the cap that ends a chapter and what it
 left running, and the import of what came back."""
+import dataclasses
 import json
 import signal
 import subprocess
@@ -53,9 +54,13 @@ def test_run_one_returns_the_exit_code_of_a_chapter_that_ends(tmp_path):
 
 
 def _root(tmp_path):
-    (tmp_path / "requirements").mkdir(parents=True)
-    (tmp_path / "requirements" / "reference.txt").write_text("torch==2.8.0\n")
+    tmp_path.mkdir(parents=True)
     return tmp_path
+
+
+def _lane_json(source, **states):
+    runs = [lane.ChapterRun(name, state, 1.0) for name, state in states.items()]
+    (source / "lane.json").write_text(json.dumps([dataclasses.asdict(r) for r in runs]))
 
 
 def _row(run_id, torch_version, backend="cuda"):
@@ -67,7 +72,8 @@ def test_import_puts_rows_and_pages_on_the_stack_of_their_torch_once(tmp_path):
     source.mkdir()
     (source / "cuda.jsonl").write_text("\n".join(json.dumps(_row("r1", v)) for v in ("2.11.0+cu130",) * 3) + "\n")
     (source / "02_torch_compile.ipynb").write_text("{}")
-    (source / "04_hardware_integration.FAILED.ipynb").write_text("{}")
+    (source / lane.failed_copy("04_hardware_integration")).write_text("{}")
+    _lane_json(source, **{"02_torch_compile": "ok", "04_hardware_integration": "FAILED"})
     said = lane.import_run(source, root)
     target = layout.rows_file("cuda", "current", root / "book")
     assert len(target.read_text().splitlines()) == 3
@@ -82,6 +88,7 @@ def test_import_reads_a_local_torch_tag_as_its_release(tmp_path):
     root, source = _root(tmp_path / "repo"), tmp_path / "out"
     source.mkdir()
     (source / "cpu.jsonl").write_text(json.dumps(_row("r2", "2.8.0+cpu", "cpu")) + "\n")
+    _lane_json(source)
     lane.import_run(source, root)
     assert layout.rows_file("cpu", "reference", root / "book").exists()
 
@@ -90,6 +97,7 @@ def test_import_reads_a_local_torch_tag_as_its_release(tmp_path):
     ("tpu.jsonl", [_row("r", "2.11.0", "tpu")], "is not a backend"),
     ("cuda.jsonl", [_row("r", "2.11.0", "cpu")], "holds rows of"),
     ("cuda.jsonl", [_row("a", "2.11.0"), _row("b", "2.8.0")], "mixes stacks"),
+    ("cuda.jsonl", [_row("r", "2.11.0")], "no lane.json"),
 ])
 def test_import_refuses_bad_input_with_one_line_and_writes_nothing(tmp_path, name, rows, message):
     root, source = _root(tmp_path / "repo"), tmp_path / "out"

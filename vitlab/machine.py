@@ -4,11 +4,11 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-import re
 from functools import lru_cache
 
 import torch
 
+from vitlab.contract.gpus import gpu_datasheet  # noqa: F401  (re-exported)
 from vitlab.contract.layout import ON_DEVICE
 from vitlab.device import available_backends, backend_name, pick_device, supports_bf16
 
@@ -70,24 +70,6 @@ def _cpu_ghz() -> float | None:
 # Two FMA units per core holds for the x86 cores of the last decade (Intel since Haswell,
 # AMD since Zen 2); one-FMA-port AVX-512 parts exist, so the basis is always printed.
 _FP32_FLOPS_PER_CYCLE = {"AVX2": 2 * 8 * 2, "AVX512": 2 * 16 * 2}
-
-# Dense fp32 / bf16 peaks (FLOP/s) from the vendors' data sheets, matched as whole words in the
-# device name, longest name first ("L4" must not match "L40S"; "H200 NVL" is not the SXM part).
-_GPU_PEAKS = {
-    "H200 NVL": (60e12, 835e12), "H200": (67e12, 989e12), "H100 NVL": (60e12, 835e12),
-    "H100 PCIe": (51e12, 756e12), "H100": (67e12, 989e12), "A100": (19.5e12, 312e12),
-    "L40S": (91.6e12, 362e12), "L4": (30.3e12, 121e12), "T4": (8.1e12, None), "MI210": (22.6e12, 181e12),
-    "MI250": (45.3e12, 362e12), "MI300X": (163.4e12, 1307e12),
-}
-
-
-def gpu_datasheet(name: str) -> tuple[str, tuple] | None:
-    """(entry, (fp32, bf16) peaks) of the data-sheet entry naming this GPU, or None."""
-    for key in sorted(_GPU_PEAKS, key=len, reverse=True):
-        if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", name):
-            return key, _GPU_PEAKS[key]
-    return None
-
 
 def peak_flops(device: torch.device | str, dtype: torch.dtype = torch.float32) -> tuple[float | None, str]:
     """Nominal peak FLOP/s of `device` for `dtype` and how it was obtained (its backend's `peak_source`), or

@@ -50,6 +50,11 @@ class ChapterRun:
         return f"{self.name:<26} {self.state:<8} {self.seconds:5.0f} s  {self.rows:4d} rows  {self.detail}".rstrip()
 
 
+def failed_copy(name: str) -> str:
+    """The file name of a failed chapter's executed part among the returned files (never imported as a page)."""
+    return f"{name}.FAILED.ipynb"
+
+
 def chapter_cap(budget: float, elapsed: float, after: int, reserve: float = 40) -> float | None:
     """Seconds a chapter may run: what is left of `budget` after `elapsed` and FINISH_S, minus `reserve` for each
     of the `after` chapters still to come, at least MIN_RUN_S; None when less than MIN_RUN_S is left at all."""
@@ -164,7 +169,7 @@ def _collect(found: list[ChapterRun], scratch: Path, out: Path, root: Path) -> N
         if page and run.state == "ok":
             shutil.copy(page, out / page.name)
         elif partial and run.state != "SKIPPED":
-            shutil.copy(partial, out / f"{run.name}.FAILED.ipynb")
+            shutil.copy(partial, out / failed_copy(run.name))
     for rows in scratch.glob("results/**/*.jsonl"):
         for row in load_file(rows):
             append(row, out / rows.name)
@@ -175,7 +180,8 @@ def _collect(found: list[ChapterRun], scratch: Path, out: Path, root: Path) -> N
 
 def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
     """The files a lane run returned -> the book: each <backend>.jsonl's rows appended (runs already there skipped)
-    to that stack's rows file, each NN_name.ipynb to that stack's pages. ValueError (one line) on bad input."""
+    to that stack's rows file, and the NN_name.ipynb of each chapter lane.json records as ok to that stack's pages.
+    ValueError (one line) on bad input."""
     from vitlab.book.runner import stack_of
     book = root / "book"
     rows_files = sorted(source.glob("*.jsonl"))
@@ -190,10 +196,13 @@ def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
         strays = {r.get("backend") for r in rows} - {backend}
         if strays:
             raise ValueError(f"{rows_file.name} holds rows of {sorted(map(str, strays))}")
-        stacks = {stack_of(str(r.get("versions", {}).get("torch")), root) for r in rows}
+        stacks = {stack_of(str(r.get("versions", {}).get("torch"))) for r in rows}
         if len(stacks) != 1:
             raise ValueError(f"{rows_file.name} mixes stacks {sorted(stacks)}: one stack per import")
         checked.append((backend, stacks.pop(), rows))
+    if not (source / "lane.json").exists():
+        raise ValueError(f"no lane.json in {source}: not what a lane run returns")
+    states = {run["name"]: run["state"] for run in json.loads((source / "lane.json").read_text())}
     said = []
     for backend, stack, rows in checked:
         target = layout.rows_file(backend, stack, book)
@@ -203,9 +212,11 @@ def import_run(source: Path, root: Path = layout.ROOT) -> list[str]:
             append(row, target)
         said.append(f"rows: {len(new)} of {len(rows)} appended to {target.relative_to(root)} ({stack} stack)")
         pages = layout.pages_dir(backend, stack, book)
-        for notebook in notebooks(source):
-            if notebook.name.endswith(".FAILED.ipynb"):
-                said.append(f"page: {notebook.name} failed there; not imported")
+        for name, state in states.items():
+            notebook = source / f"{name}.ipynb"
+            if state != "ok" or not notebook.exists():
+                if (source / failed_copy(name)).exists():
+                    said.append(f"page: {failed_copy(name)} failed there; not imported")
                 continue
             pages.mkdir(parents=True, exist_ok=True)
             shutil.copy(notebook, pages / notebook.name)

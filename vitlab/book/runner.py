@@ -15,6 +15,7 @@ import yaml
 
 from vitlab.contract import chapters as chapter_table, layout
 from vitlab.contract.context import RunContext
+from vitlab.contract.gpus import short_name
 from vitlab.contract.paths import hub_offline_reason
 from vitlab.book.report import write_results_page
 from vitlab.contract.store import append, git_sha, load, load_file as load_rows
@@ -66,18 +67,16 @@ def _failure_detail(error: BaseException) -> str:
     return where + headline(name, value)
 
 
-def stack_of(torch_version: str, root: Path = ROOT) -> str:
-    """The one stack rule: 'reference' when `torch_version`'s release (local tag such as +cpu dropped) is
-    requirements/reference.txt's torch pin, else 'current'."""
-    pins = (root / "requirements" / "reference.txt").read_text().splitlines()
-    pinned = next((line.split("==")[1].strip() for line in pins if line.startswith("torch==")), None)
-    return "reference" if torch_version.split("+")[0] == pinned else "current"
+def stack_of(torch_version: str) -> str:
+    """The one stack rule: 'reference' when `torch_version`'s release (local tag such as +cpu dropped) is the
+    reference stack's torch (layout.REFERENCE_TORCH, requirements/reference.txt's pin), else 'current'."""
+    return "reference" if torch_version.split("+")[0] == layout.REFERENCE_TORCH else "current"
 
 
-def stack(root: Path = ROOT) -> str:
+def stack() -> str:
     """The installed torch's stack (stack_of)."""
     import importlib.metadata
-    return stack_of(importlib.metadata.version("torch"), root)
+    return stack_of(importlib.metadata.version("torch"))
 
 
 def hide_injected_parameters(notebook: Path) -> None:
@@ -187,7 +186,7 @@ def _device(backend: str, stack_name: str, root: Path) -> str:
     """' (H200)': a GPU backend's device, when its rows name exactly one; '' for the CPU or when unknown."""
     path = layout.rows_file(backend, stack_name, root / "book")
     names = {r.get("device_name") for r in load_rows(path)} - {None} if backend != "cpu" and path.exists() else set()
-    return f" ({names.pop().removeprefix('NVIDIA ')})" if len(names) == 1 else ""
+    return f" ({short_name(names.pop())})" if len(names) == 1 else ""
 
 
 def toc(root: Path = ROOT) -> dict:

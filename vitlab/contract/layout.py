@@ -45,6 +45,7 @@ DEVICE_TYPES = tuple(dict.fromkeys(b.device_type for b in BACKENDS.values()))  #
 ON_DEVICE: dict[str, Backend] = {t: next(b for b in BACKENDS.values() if b.device_type == t) for t in DEVICE_TYPES}
 BACKEND_CHOICES = ("auto",) + DEVICE_TYPES + ("rocm",)
 STACKS = ("reference", "current")
+REFERENCE_TORCH = "2.8.0"  # the reference stack's torch: requirements/reference.txt's pin (a test keeps them equal)
 ROOT = Path(__file__).resolve().parents[2]  # the repository: vitlab/contract/layout.py -> ../..
 
 
