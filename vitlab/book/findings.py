@@ -164,7 +164,7 @@ class Finding:
 
     def said(self) -> str:
         """This finding as the end of a sentence whose subject is the variant: '… was <said>.'"""
-        against = self.baseline.get("variant")
+        against = self.baseline.get("label") or self.baseline.get("variant")  # a row's name for sentences
         verdict = self.verdict
         why = shorten((str(self.row.get("reason") or "no reason recorded").splitlines() or [""])[0], 140)
         if verdict == "failed":
