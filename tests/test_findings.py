@@ -159,3 +159,15 @@ def test_above_ceiling_names_only_rows_faster_than_their_measured_ceiling():
     assert said == ["OpenVINO fp32 at batch 1: 105% of the measured ceiling (measured: 407 GFLOP/s): the machine ran "
                     "this row faster than any GEMM call of the ceiling; its round spread is 2%"]
     assert findings.above_ceiling(rows[1:]) == []
+
+
+def test_an_inconclusive_finding_says_whether_its_interval_is_wide_or_sits_at_the_threshold():
+    base = {"variant": "eager", "batch": 1, "median_ms": 10.0, "timing_session": "s", "judged_by": "latency",
+            "round_medians_ms": [10.0] * 12}
+    edge = dict(base, variant="compiled", median_ms=9.5,  # 1.05x faster, a narrow interval across 1.05
+                round_medians_ms=[10 / (1.05 * (1 + 0.01 * (-1) ** k)) for k in range(12)])
+    wide = dict(edge, round_medians_ms=[10 / (1.05 * (1 + 0.3 * (-1) ** k)) for k in range(12)])
+    at_edge, too_wide = findings.compare(edge, base), findings.compare(wide, base)
+    assert at_edge.verdict == too_wide.verdict == "inconclusive"
+    assert at_edge.band <= findings.THRESHOLD < too_wide.band
+    assert "sits at the ±5% threshold" in at_edge.said() and "too wide" in too_wide.said()

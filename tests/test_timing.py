@@ -221,3 +221,42 @@ def test_plan_rounds_drops_the_rewarm_call_when_calls_are_slow():
     assert timing.plan_rounds({"a": 1.0, "b": 1.0}, 20.0) == (15, 665, 1)
     rounds, per_round, rewarm = timing.plan_rounds({"a": 3000.0, "b": 3000.0}, 20.0)
     assert (rounds, per_round, rewarm) == (timing.MIN_ROUNDS, 1, 0)
+
+
+def _alternating(now: list, ratio: float, wobble: float):
+    """Two candidates on a fake clock: `b` takes `ratio` times `a`'s 10 ms, `wobble` more or less every other round
+    (a's visit starts a round for b: the order rotates, so b's call count says the round)."""
+    calls = {"b": 0}
+
+    def a():
+        now[0] += 0.010
+
+    def b():
+        calls["b"] += 1
+        round_ = calls["b"]
+        now[0] += 0.010 * ratio * (1 + wobble * (-1) ** round_)
+    return {"a": a, "b": b}
+
+
+def test_an_undecided_comparison_gets_more_rounds_within_its_extension():
+    now = [0.0]
+    # b is 1.05x slower give or take 4% per call: its interval straddles the threshold however long it runs
+    out = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, rewarm=0, clock=lambda: now[0])
+    rounds = len(out["b"].round_medians_ms)
+    planned, _, _ = timing.plan_rounds({"a": 10.0, "b": 10.5}, 0.5, rewarm=0)
+    assert planned < rounds <= timing.MAX_ROUNDS_EXTENDED
+    assert sum(out["a"].samples_ms + out["b"].samples_ms) / 1000 <= 2 * 0.5 + 0.05  # budget + extension (one round)
+    tight = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
+                               clock=lambda: now[0])
+    assert len(tight["b"].round_medians_ms) == planned  # no extension asked: the planned rounds only
+
+
+def test_a_decided_comparison_stops_at_its_planned_rounds():
+    now = [0.0]
+    out = timing.interleaved(_alternating(now, 1.5, 0.01), warmup=2, budget_s=0.5, rewarm=0, clock=lambda: now[0])
+    planned, _, _ = timing.plan_rounds({"a": 10.0, "b": 15.0}, 0.5, rewarm=0)
+    assert len(out["a"].round_medians_ms) == planned
+    assert timing.undecided(out, "a") == []
+    edge = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
+                              clock=lambda: now[0])
+    assert timing.undecided(edge, "a") == ["b"]

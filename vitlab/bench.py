@@ -89,14 +89,16 @@ def score(fn: Callable[..., Any], inputs: torch.Tensor, reference: torch.Tensor,
 
 
 def time_variants(variants: list[Variant], x, *, budget_s: float | None = None, rounds: int = 6, warmup: int = 5,
-                  iters: int = 30, passes: int = 1, device: torch.device | str = "cpu") -> dict[str, InterleavedTiming]:
+                  iters: int = 30, passes: int = 1, device: torch.device | str = "cpu",
+                  baseline: str | None = None) -> dict[str, InterleavedTiming]:
     """The live variants timed on `x` in interleaved rounds (a noisy spell hits all of them alike): sized to
-    `budget_s` seconds when given (vitlab.timing.plan_rounds), else `iters` calls over `rounds` rounds."""
+    `budget_s` seconds when given (vitlab.timing.plan_rounds), else `iters` calls over `rounds` rounds; a variant
+    still undecided against `baseline` (default: the first) gets more rounds (vitlab.timing.interleaved)."""
     live = {v.name: v.fn for v in variants if v.live}
     if not live:
         return {}
     return interleaved(live, x, rounds=rounds, warmup=warmup, iters=iters, passes=passes, device=device,
-                       budget_s=budget_s)
+                       budget_s=budget_s, baseline=baseline)
 
 
 def record(rec: Recorder, model: str, variants: list[Variant], timings: dict[str, InterleavedTiming], batch: int, *,
@@ -134,6 +136,6 @@ def compare(rec: Recorder, model: str, variants: list[Variant], x, *, baseline: 
     if baseline not in {v.name for v in variants if v.live}:
         raise ValueError(f"baseline {baseline!r} is not among the live variants: {[v.name for v in variants if v.live]}")
     timings = time_variants(variants, x, budget_s=budget_s, rounds=rounds, warmup=warmup, iters=iters, passes=passes,
-                            device=rec.device)
+                            device=rec.device, baseline=baseline)
     return record(rec, model, variants, timings, len(x), baseline=baseline, reference=reference, scores=scores,
                   flops_per_item=flops_per_item, ceilings=ceilings, **fields)

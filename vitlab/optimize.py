@@ -427,6 +427,7 @@ def onednn_linears(model: nn.Module) -> Applied:
 
 def mode_variants(modes, model: nn.Module, x: torch.Tensor, device: torch.device | str, precision: str, *,
                   cold: bool = True) -> list:
-    """compile_variant for each of `modes`, named 'mode=<mode>, dtype=<precision>' (chapter 02's variant names)."""
+    """compile_variant for each of `modes`, named 'mode=<mode>, dtype=<precision>' (chapter 02's variant names),
+    labelled '<mode> <precision>' for sentences."""
     return [compile_variant(mode, model, x, device, name=f"mode={mode}, dtype={precision}", cold=cold,
-                            dtype=precision) for mode in modes]
+                            dtype=precision, label=f"{mode} {precision}") for mode in modes]

@@ -154,7 +154,7 @@ def time_groups(rec, groups: list[dict], ceilings: dict, dtypes: dict, gemm_size
     timings = []
     for g in groups:
         timings.append(time_variants(g["variants"], g["x"], budget_s=g["budget_s"], warmup=g["warmup"],
-                                     device=device))
+                                     device=device, baseline=baseline))
         ceilings = {p: raise_ceiling(c, device, dtypes[p], gemm_size) for p, c in ceilings.items()}
     rows = []
     for g, found in zip(groups, timings):

@@ -145,7 +145,8 @@ def calibrate(candidates: dict[str, Callable[..., Any]], *args: Any, warmup: int
 def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: int = 3, warmup: int = 5,
                 iters: int = 20, rewarm: int = 1, passes: int = 1, device: torch.device | str = "cpu",
                 first_call: bool = True, clock: Callable[[], float] = time.perf_counter,
-                budget_s: float | None = None, **kwargs: Any) -> dict[str, InterleavedTiming]:
+                budget_s: float | None = None, extend_s: float | None = None, baseline: str | None = None,
+                **kwargs: Any) -> dict[str, InterleavedTiming]:
     """Time every candidate fn(*args, **kwargs) in turn, round after round.
 
     A noisy spell on a shared machine then hits all candidates alike, and round k of one candidate pairs with
@@ -159,6 +160,12 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     plan_rounds picks the rounds and calls per round that fit `budget_s` seconds of timed calls; `rounds` and
     `iters` are then ignored. Without it: `iters` samples per candidate in all, split evenly over `rounds`.
     With `passes` > 1 a round visits every candidate that many times, a slice of its samples each time.
+
+    Undecided comparisons get more rounds: with a budget, while some candidate's paired interval against
+    `baseline` (default: the first candidate) straddles the verdict threshold (vitlab.book.findings.judge says
+    "inconclusive"), another round runs, for at most `extend_s` more seconds (default: the budget again) and
+    MAX_ROUNDS_EXTENDED rounds in all. A real difference near the threshold is then decided instead of left to
+    the luck of one run; a true tie at the threshold still ends inconclusive.
     """
     if rounds < 1 or passes < 1:
         raise ValueError(f"rounds and passes must be at least 1, got {rounds} and {passes}")
@@ -177,7 +184,8 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     found = {name: InterleavedTiming([], first[name], warmup, outputs.get(name), session=session, budget_s=budget_s)
              for name in candidates}
     names = list(candidates)
-    for round_ in range(rounds):
+
+    def one_round(round_: int) -> None:
         order = names[round_ % len(names):] + names[: round_ % len(names)]
         this_round: dict[str, list[float]] = {name: [] for name in names}
         for count in per_pass:
@@ -189,7 +197,31 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
         for name, samples in this_round.items():
             found[name].samples_ms.extend(samples)
             found[name].round_medians_ms.append(statistics.median(samples))
+
+    start = clock()
+    for round_ in range(rounds):
+        one_round(round_)
+    if budget_s and len(names) > 1:  # undecided comparisons: more rounds, while the extension's seconds last
+        per_round_s, spent = (clock() - start) / rounds, 0.0
+        extend_s, start = budget_s if extend_s is None else extend_s, clock()
+        reference = baseline if baseline in found else names[0]
+        while round_ + 1 < MAX_ROUNDS_EXTENDED and spent + per_round_s <= extend_s and undecided(found, reference):
+            round_ += 1
+            one_round(round_)
+            spent = clock() - start
     return found
+
+
+MAX_ROUNDS_EXTENDED = 30  # an undecided comparison's rounds, extension included
+
+
+def undecided(found: dict[str, InterleavedTiming], baseline: str) -> list[str]:
+    """The candidates whose paired interval against `baseline` is still "inconclusive" under the book's verdict
+    rule (vitlab.book.findings), judged on latency (the same ratio as throughput: every candidate has the batch)."""
+    from vitlab.book.findings import interval, judge
+    base = {"round_medians_ms": found[baseline].round_medians_ms, "timing_session": "s"}
+    return [name for name, t in found.items() if name != baseline and judge(
+        interval({"round_medians_ms": t.round_medians_ms, "timing_session": "s"}, base, "latency")) == "inconclusive"]
 
 
 class Ceiling(NamedTuple):

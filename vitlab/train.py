@@ -350,7 +350,8 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
         else:
             rows.append(cut)
     timings = interleaved({v: r["step"] for v, r in ready.items()}, images, labels, device=device, rounds=rounds,
-                          passes=passes, warmup=warmup, iters=iters, first_call=False, budget_s=budget_s)
+                          passes=passes, warmup=warmup, iters=iters, first_call=False, budget_s=budget_s,
+                          baseline="fp32")
     for variant, r in ready.items():
         rows.append(_record_step(rec, name, variant, r, timings[variant], batch, reference, held_out, device,
                                  common(variant), flops_per_item, ceilings))

@@ -14,8 +14,11 @@ The one verdict rule of the book (`judge`):
   comparison group), the control's distance from the baseline is what the machine moved during the run; it is
   added to both ends of every interval of that group.
 - The threshold (THRESHOLD, 5%): "faster" only when the whole interval lies above 1 + threshold, "slower" only
-  when it lies below 1 / (1 + threshold), "within noise" when it lies inside both, otherwise "inconclusive"
-  (the interval is too wide to say). Fewer than MIN_ROUNDS rounds on either row: "inconclusive".
+  when it lies below 1 / (1 + threshold), "within noise" when it lies inside both, otherwise "inconclusive":
+  the interval is too wide to say, or narrow but across the threshold (a difference of about the threshold's
+  size, which another run could call either way). Fewer than MIN_ROUNDS rounds on either row: "inconclusive".
+- Rounds: vitlab.timing.interleaved gives a comparison that is still inconclusive after its budget more rounds
+  (up to the budget again), so a difference a little away from the threshold is decided rather than left open.
 - What a comparison is judged on is a field of the row (`judged_by`: "latency", the time one call waits, or
   "throughput", items per second summed over instances); every consumer reads it from there.
 """
@@ -161,7 +164,7 @@ class Finding:
 
     def said(self) -> str:
         """This finding as the end of a sentence whose subject is the variant: '… was <said>.'"""
-        against = self.baseline.get("variant")
+        against = self.baseline.get("label") or self.baseline.get("variant")  # a row's name for sentences
         verdict = self.verdict
         why = shorten((str(self.row.get("reason") or "no reason recorded").splitlines() or [""])[0], 140)
         if verdict == "failed":
@@ -176,7 +179,9 @@ class Finding:
             text = f"within noise of {against}{by} ({evidence}, inside ±{self.threshold:.0%})"
         elif verdict == "inconclusive":
             few = self.interval is None or self.interval.rounds < MIN_ROUNDS
-            why_not = "too few rounds" if few else "the interval is too wide to call"
+            edge = not few and self.interval.half_width <= self.threshold  # narrow, but across the threshold
+            why_not = ("too few rounds" if few else f"the difference sits at the ±{self.threshold:.0%} threshold"
+                       if edge else "the interval is too wide to call")
             text = f"not told apart from {against}{by}: {why_not} ({evidence})"
         else:
             text = f"{verdict} than {against}{by} ({evidence})"
