@@ -162,7 +162,7 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     With `passes` > 1 a round visits every candidate that many times, a slice of its samples each time.
 
     Undecided comparisons get more rounds: with a budget, while some candidate's paired interval against
-    `baseline` (default: the first candidate) straddles the verdict threshold (vitlab.book.findings.judge says
+    `baseline` (default: the first candidate) straddles the verdict threshold (vitlab.contract.findings.judge says
     "inconclusive"), another round runs, for at most `extend_s` more seconds (default: the budget again) and
     MAX_ROUNDS_EXTENDED rounds in all. A real difference near the threshold is then decided instead of left to
     the luck of one run; a true tie at the threshold still ends inconclusive.
@@ -217,8 +217,8 @@ MAX_ROUNDS_EXTENDED = 30  # an undecided comparison's rounds, extension included
 
 def undecided(found: dict[str, InterleavedTiming], baseline: str) -> list[str]:
     """The candidates whose paired interval against `baseline` is still "inconclusive" under the book's verdict
-    rule (vitlab.book.findings), judged on latency (the same ratio as throughput: every candidate has the batch)."""
-    from vitlab.book.findings import interval, judge
+    rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch)."""
+    from vitlab.contract.findings import interval, judge
     base = {"round_medians_ms": found[baseline].round_medians_ms, "timing_session": "s"}
     return [name for name, t in found.items() if name != baseline and judge(
         interval({"round_medians_ms": t.round_medians_ms, "timing_session": "s"}, base, "latency")) == "inconclusive"]
