@@ -219,9 +219,10 @@ def undecided(found: dict[str, InterleavedTiming], baseline: str) -> list[str]:
     """The candidates whose paired interval against `baseline` is still "inconclusive" under the book's verdict
     rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch)."""
     from vitlab.contract.findings import interval, judge
-    base = {"round_medians_ms": found[baseline].round_medians_ms, "timing_session": "s"}
-    return [name for name, t in found.items() if name != baseline and judge(
-        interval({"round_medians_ms": t.round_medians_ms, "timing_session": "s"}, base, "latency")) == "inconclusive"]
+    def row(t: InterleavedTiming) -> dict:  # what findings reads of a row: its rounds and their session
+        return {"round_medians_ms": t.round_medians_ms, "timing_session": t.session}
+    return [name for name, t in found.items()
+            if name != baseline and judge(interval(row(t), row(found[baseline]), "latency")) == "inconclusive"]
 
 
 class Ceiling(NamedTuple):
