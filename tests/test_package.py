@@ -139,13 +139,14 @@ def restored_process_state():
         logging.getLogger(name).setLevel(level)
 
 
-def test_quiet_known_messages_mutes_what_it_says_and_keeps_compile_workers_off_few_cores(restored_process_state):
+def test_quiet_known_messages_mutes_what_it_says_and_leaves_inductors_compile_workers_alone(restored_process_state):
     import logging
 
     from vitlab import chapter
     inductor_config = restored_process_state
-    line = chapter.quiet_known_messages(max_cores=10**6)  # every machine has "few" cores here
-    assert inductor_config.compile_threads == 1 and line.endswith("compile_threads = 1")
+    workers = inductor_config.compile_threads
+    line = chapter.quiet_known_messages()
+    assert inductor_config.compile_threads == workers and f"compile_threads = {workers} " in line
     assert inductor_config.autotune_num_choices_displayed == 0
     assert logging.getLogger("torch.utils.cpp_extension").getEffectiveLevel() == logging.ERROR
     with warnings.catch_warnings(record=True) as caught:

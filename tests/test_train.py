@@ -77,9 +77,13 @@ def test_compare_steps_times_every_variant_in_rounds_and_a_cut_backward_is_a_fai
     rec = Recorder("01_test", "cpu", "quick", tmp_path / "rows.jsonl")
     ceilings = {"fp32": Ceiling(1e9, "test")}
     rows = train.compare_steps(rec, "tiny", model, make_step, images, labels, [(images, labels)],
-                               variants=("fp32", "bf16 autocast", "fp32 (re-timed)"), budget_s=0.2, warmup=2,
-                               flops_per_item=1000.0, ceilings=ceilings)
+                               variants=("fp32", "bf16 autocast", "torch.compile", "fp32 (re-timed)"), budget_s=0.2,
+                               warmup=2, flops_per_item=1000.0, ceilings=ceilings,
+                               skipped={"torch.compile": "this preset compiles another model"})
     by = {r["variant"]: r for r in rows}
+    assert [r["variant"] for r in rows] == ["fp32", "bf16 autocast", "torch.compile", "fp32 (re-timed)"]
+    assert by["torch.compile"]["status"] == "skipped" and by["torch.compile"].get("first_step_s") is None
+    assert by["torch.compile"]["skipped"] == "this preset compiles another model"
     assert by["bf16 autocast"]["status"] == "failed" and by["bf16 autocast"].get("median_ms") is None
     assert "gave 2 of 6 trainable parameters a gradient" in by["bf16 autocast"]["failed"]
     for variant in ("fp32", "fp32 (re-timed)"):

@@ -323,9 +323,10 @@ def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, 
 def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, labels, held_out, device="cpu", *,
                   variants=STEP_VARIANTS, budget_s: float | None = None, rounds: int = 6, passes: int = 1,
                   warmup: int = 5, iters: int = 30, dataset: str = "", flops_per_item: float | None = None,
-                  ceilings: dict | None = None, **fields) -> list[dict]:
+                  ceilings: dict | None = None, skipped: dict[str, str] | None = None, **fields) -> list[dict]:
     """Every training-step variant of `trained_model` on one batch: first steps apart, then interleaved rounds, then one
-    row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, errors and gradient-less backward
+    row each ('fp32' the baseline): IPEX variants skipped where IPEX is absent, those in `skipped` (variant -> why,
+    e.g. a preset that compiles one model only) skipped with their reason, errors and gradient-less backward
     passes as failed rows (untimed), timed rows with their held-out correctness and accuracy (and, given the forward
     FLOPs per image and the measured `ceilings` per precision, training FLOP/s against them)."""
     from vitlab import ipex as ipex_guard
@@ -337,6 +338,9 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     for variant in variants:
         if common(variant).get("runtime") == "ipex" and not ipex_guard.available():
             rows.append(rec.record(name, variant, batch, skipped=ipex_guard.status(), **common(variant)))
+            continue
+        if variant in (skipped or {}):
+            rows.append(rec.record(name, variant, batch, skipped=skipped[variant], **common(variant)))
             continue
         try:
             step = first_step(variant, trained_model, make_step, images, labels, device)
@@ -357,6 +361,16 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
                                  common(variant), flops_per_item, ceilings))
     order = {v: i for i, v in enumerate(variants)}
     return sorted(rows, key=lambda row: order.get(row["variant"], len(order)))
+
+
+def compile_skipped(name: str, compiled, preset: str) -> dict[str, str]:
+    """compare_steps' `skipped` for a model a preset does not compile: {} where `name` is in `compiled`, else the
+    torch.compile variant with the reason its row says."""
+    if name in compiled:
+        return {}
+    which = ", ".join(compiled) or "no model"
+    return {"torch.compile": f"the {preset} preset compiles the training step of {which} only (cold compiles are its"
+                             f" largest cost); the full preset compiles every model"}
 
 
 def gradient_check(row: dict) -> str:
