@@ -115,3 +115,10 @@ def test_the_backward_probes_get_every_gradient_in_a_process_without_ipex():
                           env={**__import__("os").environ, "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == str(["ran; 4 of 4 parameters got a gradient"] * 3)
+
+
+def test_compile_skipped_names_the_compiled_models_and_leaves_them_alone():
+    assert train.compile_skipped("vit-32px", ("vit-32px",), "quick") == {}
+    (reason,) = train.compile_skipped("swin-32px", ("vit-32px",), "quick").values()
+    assert reason.startswith("the quick preset compiles the training step of vit-32px only")
+    assert train.compile_skipped("swin-t", (), "full")["torch.compile"].startswith("the full preset compiles no training")

@@ -368,9 +368,9 @@ def compile_skipped(name: str, compiled, preset: str) -> dict[str, str]:
     torch.compile variant with the reason its row says."""
     if name in compiled:
         return {}
-    which = ", ".join(compiled) or "no model"
-    return {"torch.compile": f"the {preset} preset compiles the training step of {which} only (cold compiles are its"
-                             f" largest cost); the full preset compiles every model"}
+    which = f"the training step of {', '.join(compiled)} only" if compiled else "no training step"
+    return {"torch.compile": f"the {preset} preset compiles {which} (cold compiles are its largest cost); the full"
+                             f" preset compiles every model"}
 
 
 def gradient_check(row: dict) -> str:
