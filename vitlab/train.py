@@ -336,11 +336,10 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     rows, ready, batch = [], {}, len(images)
     common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}), **fields)
     for variant in variants:
-        if common(variant).get("runtime") == "ipex" and not ipex_guard.available():
-            rows.append(rec.record(name, variant, batch, skipped=ipex_guard.status(), **common(variant)))
-            continue
-        if variant in (skipped or {}):
-            rows.append(rec.record(name, variant, batch, skipped=skipped[variant], **common(variant)))
+        no_ipex = common(variant).get("runtime") == "ipex" and not ipex_guard.available()
+        why = ipex_guard.status() if no_ipex else (skipped or {}).get(variant)
+        if why:  # IPEX absent, or left out by the caller: a skipped row with its reason
+            rows.append(rec.record(name, variant, batch, skipped=why, **common(variant)))
             continue
         try:
             step = first_step(variant, trained_model, make_step, images, labels, device)
