@@ -144,3 +144,27 @@ def test_record_judges_each_batch_as_the_chapter_says_and_keeps_the_budget(tmp_p
         (1, "latency", 5, 1.0), (32, "throughput", 5, 1.0)]
     default = serve.record(rec, lines, 2, 1, ("fp32",), (1,), baseline=False)
     assert default[0]["judged_by"] == "throughput"  # batch 1 over two instances: the row's default
+
+
+def test_a_control_launch_of_the_baseline_layout_widens_every_serving_interval_by_the_drift(tmp_path):
+    from vitlab.contract.findings import findings
+    from vitlab.results import Recorder
+    rec = Recorder("03_test", "cpu", "quick", tmp_path / "rows.jsonl", run_id="r")
+    jitter = [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
+
+    def lines(ms, pids):  # one launch's lines: every instance's rounds at `ms` with the same jitter
+        return [{"model": "fp32", "batch": 32, "pid": pid, "median_ms": ms, "p90_ms": ms, "iters": 60,
+                 "throughput": 32_000 / ms, "spread": 0.04, "reason": "eager fp32",
+                 "round_medians_ms": [ms * j for j in jitter]} for pid in pids]
+    serve.record(rec, lines(10.0, (1,)), 1, 2, ("fp32",), (32,), baseline=True)
+    serve.record(rec, lines(17.0, (1, 2)), 2, 1, ("fp32",), (32,), baseline=False)  # 2 x 32/17 ms: 1.18x
+    steady = {f.row["variant"]: f for f in findings(rec.rows)}["serve fp32 2x1"]
+    assert steady.verdict == "faster" and steady.control is None
+    control = serve.record(rec, lines(13.0, (1,)), 1, 2, ("fp32",), (32,), baseline=False, control=True)
+    assert [(r["variant"], r["control"], r["baseline"]) for r in control] == [("serve fp32 1x2 (re-timed)", True,
+                                                                               False)]
+    moved = {f.row["variant"]: f for f in findings(rec.rows)}
+    # the baseline layout itself came back 23% slower: that drift is added to the 2x1 interval's both ends
+    assert moved["serve fp32 2x1"].control is not None and moved["serve fp32 2x1"].interval.drift > 0.2
+    assert moved["serve fp32 2x1"].verdict == "inconclusive" and moved["serve fp32 2x1"].ratio == steady.ratio
+    assert moved["serve fp32 1x2 (re-timed)"].verdict == "slower"  # the control against the baseline: the drift

@@ -165,10 +165,11 @@ def launcher_error(returncode: int, stderr: str) -> str:
 
 
 def launch(weights: str, instances: int, cores_each: int, kinds, batches, *, budget_s: float,
-           calibration_images: int, barrier_dir: str, timeout_s: float = 1800) -> tuple[list[dict], str]:
+           calibration_images: int, barrier_dir: str, accuracy: bool = True, timeout_s: float = 1800
+           ) -> tuple[list[dict], str]:
     """Run `command(...)` and wait: (the workers' JSON lines, the launcher's error or '')."""
     done = subprocess.run(command(weights, instances, cores_each, kinds, batches, budget_s=budget_s,
-                                  calibration_images=calibration_images, barrier_dir=barrier_dir),
+                                  calibration_images=calibration_images, barrier_dir=barrier_dir, accuracy=accuracy),
                           capture_output=True, text=True, timeout=timeout_s)
     return parse(done.stdout), launcher_error(done.returncode, done.stderr)
 
@@ -185,22 +186,24 @@ def round_fields(lines: list[dict], batch: int) -> dict:
 
 
 def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
-           launcher_error: str = "", judged_by: str | dict | None = None) -> list[dict]:
+           launcher_error: str = "", judged_by: str | dict | None = None, control: bool = False) -> list[dict]:
     """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
     throughputs and (with --accuracy) the served model's accuracy; a kind that did not run on every instance is a
     skipped row that says why (a launch that printed nothing still gets its rows; when the launcher itself failed,
     `launcher_error` says how and the rows are failed rows). `baseline`: this launch's fp32 rows are the serving
-    baseline. `judged_by` ("latency" or "throughput", or a mapping batch -> either): what the chapter judges these
-    rows on (default, and for a batch the mapping leaves out: latency at batch 1 in one instance, throughput
-    otherwise)."""
+    baseline. `control`: this launch is the baseline's layout launched again, after the others; its rows, named
+    "... (re-timed)", are the group's control (vitlab.contract.findings: how far the machine moved between
+    launches widens every serving interval). `judged_by` ("latency" or "throughput", or a mapping batch -> either):
+    what the chapter judges these rows on (default, and for a batch the mapping leaves out: latency at batch 1 in
+    one instance, throughput otherwise)."""
     rows = []
     for kind in kinds:
         for batch in batches:
             by = judged_by.get(batch) if isinstance(judged_by, dict) else judged_by
             mine = [line for line in lines if line["model"] == kind and line["batch"] == batch]
             fields = dict(group="serving", instances=instances, cores_per_instance=cores_each, runtime="serve",
-                          precision=KINDS[kind], method=kind)
-            variant = f"serve {kind} {instances}x{cores_each}"
+                          precision=KINDS[kind], method=kind, **({"control": True} if control else {}))
+            variant = f"serve {kind} {instances}x{cores_each}" + (" (re-timed)" if control else "")
             why = (mine[0].get("skipped") if mine else None) or (
                 None if len(mine) == instances else f"{len(mine)} of {instances} instances reported")
             if why and not mine and launcher_error:
@@ -213,7 +216,7 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
             slowest = max(mine, key=lambda line: line["median_ms"])
             scored = {"accuracy": min(line["accuracy"] for line in mine)} if "accuracy" in mine[0] else {}
             rows.append(rec.record(
-                "vit-32px", variant, batch, baseline=baseline and kind == "fp32", median_ms=round(slowest["median_ms"], 4),
+                "vit-32px", variant, batch, baseline=baseline and kind == "fp32" and not control, median_ms=round(slowest["median_ms"], 4),
                 p90_ms=round(max(line["p90_ms"] for line in mine), 4), iters=sum(line["iters"] for line in mine),
                 throughput=round(sum(line["throughput"] for line in mine), 3), spread=max(line["spread"] for line in mine),
                 reason=slowest["reason"], judged_by=by, **round_fields(mine, batch), **scored, **fields,
