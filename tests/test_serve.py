@@ -142,6 +142,8 @@ def test_record_judges_each_batch_as_the_chapter_says_and_keeps_the_budget(tmp_p
                         judged_by={1: "latency", 32: "throughput"})
     assert [(r["batch"], r["judged_by"], r["rounds"], r["budget_s"]) for r in rows] == [
         (1, "latency", 5, 1.0), (32, "throughput", 5, 1.0)]
+    assert rows[0]["label"] == "fp32 in 2 instances of 1 core"  # what a sentence calls it as a baseline
+    assert serve.layout(1, 2) == "1 instance of 2 cores"
     default = serve.record(rec, lines, 2, 1, ("fp32",), (1,), baseline=False)
     assert default[0]["judged_by"] == "throughput"  # batch 1 over two instances: the row's default
 

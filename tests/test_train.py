@@ -92,6 +92,8 @@ def test_compare_steps_times_every_variant_in_rounds_and_a_cut_backward_is_a_fai
         assert row["grads_with"] == row["grads_total"] == 6 and row["budget_s"] == 0.2
         assert row["flops_per_s"] == pytest.approx(3 * 1000.0 * 8 / (row["median_ms"] / 1000), rel=1e-3)
     assert by["fp32"]["timing_session"] == by["fp32 (re-timed)"]["timing_session"]  # one interleaved call
+    assert "| held-out |" in train.step_table(rows)
+    assert "held-out" not in train.step_table(rows, accuracy=False)  # random weights: no accuracy
     assert by["fp32 (re-timed)"]["control"] is True and by["fp32"]["baseline"] is True
     assert train.gradient_check(by["bf16 autocast"]) == "only 2 of 6 trainable parameters got a gradient (a failed row)"
 
@@ -122,3 +124,12 @@ def test_compile_skipped_names_the_compiled_models_and_leaves_them_alone():
     (reason,) = train.compile_skipped("swin-32px", ("vit-32px",), "quick").values()
     assert reason.startswith("the quick preset compiles the training step of vit-32px only")
     assert train.compile_skipped("swin-t", (), "full")["torch.compile"].startswith("the full preset compiles no training")
+
+
+def test_the_probe_sentence_names_the_failure_only_where_ipex_is_imported():
+    raised = {"outcome": "raised", "error": "TypeError: expected Tensor()"}
+    ran = {"outcome": "ran", "grads_with": 4, "grads_total": 4}
+    assert train.probe_sentence(raised, True) == ("The smallest case of the failure with IPEX imported, attention "
+                                                  "followed by LayerNorm, compiled: raised TypeError: expected Tensor().")
+    without = train.probe_sentence(ran, False)
+    assert without.startswith("Without IPEX,") and without.endswith("ran; 4 of 4 parameters got a gradient.")

@@ -383,8 +383,9 @@ def gradient_check(row: dict) -> str:
         f"only {got} of {want} trainable parameters got a gradient (a failed row)"
 
 
-def step_table(rows: list[dict]):
-    """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness."""
+def step_table(rows: list[dict], accuracy: bool = True):
+    """compare_steps' rows as one compact Markdown table: speed against the model's fp32 row, verdict, correctness
+    (`accuracy=False`: without the held-out accuracy column, for models whose weights are random)."""
     from vitlab.contract.findings import findings
     from vitlab.results import status_of
     from vitlab.contract.text import markdown_table
@@ -402,6 +403,8 @@ def step_table(rows: list[dict]):
                       "grads": None if r.get("grads_total") is None else f"{r['grads_with']}/{r['grads_total']}",
                       "top-1 vs fp32": r.get("top1_agreement"), "held-out": r.get("accuracy"),
                       "status": status_of(r), "note": r.get("reason")})
+        if not accuracy:
+            del table[-1]["held-out"]
     return markdown_table(table, {"images/s": ".1f", "× fp32": ".2f", "of ceiling": ".0%", "first step s": ".1f",
                                   "top-1 vs fp32": ".0%", "held-out": ".1%"}, limit=60)
 
@@ -456,6 +459,16 @@ def probe_said(found: dict) -> str:
     if found["outcome"] == "raised":
         return f"raised {found['error']}"
     return f"ran; {found['grads_with']} of {found['grads_total']} parameters got a gradient"
+
+
+def probe_sentence(found: dict, ipex_loaded: bool) -> str:
+    """The sentence on the smallest failing case (attention, then LayerNorm; `found`: its compiled_backward_probe
+    result): the failure itself where IPEX is imported, the same case as a control where it is not."""
+    if ipex_loaded:
+        return f"The smallest case of the failure with IPEX imported, attention followed by LayerNorm, compiled: " \
+               f"{probe_said(found)}."
+    return f"Without IPEX, the smallest case of that failure (attention followed by LayerNorm) compiled as a " \
+           f"control: {probe_said(found)}."
 
 
 def fresh_sentence(found, ipex_loaded: bool) -> str:

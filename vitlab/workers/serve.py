@@ -185,6 +185,11 @@ def round_fields(lines: list[dict], batch: int) -> dict:
             "round_throughputs": [round(sum(batch * 1000.0 / m for m in r), 3) for r in per_round]}
 
 
+def layout(instances: int, cores_each: int) -> str:
+    """A serving layout in words: '1 instance of 2 cores', '2 instances of 1 core'."""
+    return f"{instances} instance{'s' * (instances != 1)} of {cores_each} core{'s' * (cores_each != 1)}"
+
+
 def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
            launcher_error: str = "", judged_by: str | dict | None = None, control: bool = False) -> list[dict]:
     """One row per model kind and batch of one launch: the slowest instance's latency, the sum of the instances'
@@ -202,7 +207,8 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
             by = judged_by.get(batch) if isinstance(judged_by, dict) else judged_by
             mine = [line for line in lines if line["model"] == kind and line["batch"] == batch]
             fields = dict(group="serving", instances=instances, cores_per_instance=cores_each, runtime="serve",
-                          precision=KINDS[kind], method=kind, **({"control": True} if control else {}))
+                          precision=KINDS[kind], method=kind, label=f"{kind} in {layout(instances, cores_each)}",
+                          **({"control": True} if control else {}))
             variant = f"serve {kind} {instances}x{cores_each}" + (" (re-timed)" if control else "")
             why = (mine[0].get("skipped") if mine else None) or (
                 None if len(mine) == instances else f"{len(mine)} of {instances} instances reported")
