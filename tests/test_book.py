@@ -325,8 +325,8 @@ def test_a_gpu_run_on_the_current_stack_stands_beside_the_cpu_and_is_compared_on
            for variant, rate in (("eager", 100.0), ("compiled", 300.0))]
     page = report.write_results_page(cpu, tmp_path, gpu).read_text()
     assert "| cuda (current stack) | n | gpu | NVIDIA H200 |" in page
-    assert "| cuda (current stack) | m | compiled | 8 | – | – | 300.00 | 3.00 |" in page  # against the GPU's eager
-    assert "| cpu | m | compiled | 8 | – | – | 20.00 | 2.00 |" in page                   # against the CPU's eager
+    assert "| cuda (current stack) | m | compiled | 8 | – | – | 300.00 | throughput | 3.00× from 0 rounds" in page
+    assert "| cpu | m | compiled | 8 | – | – | 20.00 | throughput | 2.00× from 0 rounds" in page  # the CPU's eager
     assert "- **cuda** — ran on the current stack only" in page and "--backend cuda --preset gpu" in page
 
 

@@ -171,3 +171,12 @@ def test_an_inconclusive_finding_says_whether_its_interval_is_wide_or_sits_at_th
     assert at_edge.verdict == too_wide.verdict == "inconclusive"
     assert at_edge.band <= findings.THRESHOLD < too_wide.band
     assert "sits at the ±5% threshold" in at_edge.said() and "too wide" in too_wide.said()
+
+
+def test_a_shortened_reason_closes_the_brackets_its_cut_left_open():
+    from vitlab.contract.text import shorten
+    reason = "0 op(s) autotuned (on CPU Inductor autotunes GEMMs only with freezing=True, which this mode did not set)"
+    cut = shorten(reason, 60)
+    assert len(cut) <= 60 and cut.count("(") == cut.count(")") and "…" in cut
+    assert cut.startswith("0 op(s) autotuned (on CPU Inductor")
+    assert shorten("short (and whole)", 60) == "short (and whole)"

@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from vitlab.book import report
+from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, compare
 
 
 def _row(variant, throughput, *, stack_torch="2.8.0", model="m", batch=8, spread=0.02, **fields):
@@ -31,7 +32,9 @@ def test_a_variant_is_compared_across_stacks_only_when_it_was_made_the_same_way(
     pairs = report.stack_pairs(reference, current)
     assert [(ours["variant"], theirs["variant"]) for ours, theirs in pairs] == [("eager", "eager"), ("bf16", "bf16")]
     ours, theirs = pairs[1]
-    assert ours["speedup"] == pytest.approx(1.2) and theirs["speedup"] == pytest.approx(2.0)  # each vs its own eager
+    found = report.own_findings(report.page_rows(reference, current))
+    assert found[("reference", report.method_key(ours))].ratio == pytest.approx(1.2, rel=0.02)  # each vs its own eager
+    assert found[("current", report.method_key(theirs))].ratio == pytest.approx(2.0, rel=0.02)
     same = [_current("int8 static", 40.0, method="eager torch.ao", precision="int8"), _current("eager", 12.0)]
     assert [o["variant"] for o, _ in report.stack_pairs(reference, same)] == ["eager", "int8 static"]
 
@@ -45,10 +48,12 @@ def test_the_stack_section_says_how_each_pair_came_out_and_folds_the_pairs(tmp_p
     assert "| cpu | 01_n | 2 | 1 | 0 | 1 | 0 | 1 | 0 | 0 |" in section
     assert "```{dropdown} All 2 variants both stacks ran" in section
     assert "| cpu | 01_n | m | compiled | 8 | not recorded | torch 2.8.0, full | 20.00 | faster |" in section
-    assert "| faster | same | 1.50 | faster |" in section and "| ipex |" not in section
+    assert "| faster | same | throughput | 1.50×, 95% interval 1.49–1.51× over 8 unpaired rounds | faster |" in (
+        section)
+    assert "| ipex |" not in section
     flipped = [_current("eager", 10.0), _current("compiled", 5.0)]
     section = report.write_results_page(reference, tmp_path, flipped).read_text().split("vs current stack")[1]
-    assert "| slower | opposite | 0.25 | slower |" in section and "| 0 | 0 | 1 |" in section
+    assert "| slower | opposite | throughput | 0.25×, 95% interval" in section and "| 0 | 0 | 1 |" in section
     empty = report.write_results_page(reference, tmp_path, []).read_text()
     assert "No variant has been run the same way on both stacks yet" in empty
 
@@ -60,11 +65,10 @@ def test_what_each_run_showed_is_said_from_the_rows_and_flips_with_them(tmp_path
     page = report.write_results_page(rows, tmp_path).read_text()
     summary = page.split("## What each run showed")[1].split("## ")[0]
     assert ("faster than their baselines: **compiled** (m, batch 8): 2.00× eager (95% interval 1.98–2.02×); of 5 "
-            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed; "
-            "intervals ±1% at the median") in summary
+            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed.") in summary
     slower = [_row("eager", 10.0), _row("compiled", 5.0, spread=0.3)]
     summary = report.write_results_page(slower, tmp_path).read_text().split("## What each run showed")[1]
-    assert "no variant beat its baseline under the rule; of 1 variants against a baseline: 1 slower; " in summary
+    assert "no variant beat its baseline under the rule; of 1 variants against a baseline: 1 slower." in summary
 
 
 def test_the_summary_links_a_chapter_only_where_its_page_exists(tmp_path):
@@ -85,7 +89,8 @@ def test_legacy_rows_get_their_status_and_new_fields_get_columns(tmp_path):
                                                                         status="ok", ceiling_fraction=0.5)]
     page = report.write_results_page(typed, tmp_path).read_text()
     assert "| status | precision | method | note |" in page
-    assert "| cpu | m | int8 | 8 | 266.67 | – | 30.00 | 3.00 | 50% |" in page
+    assert "| cpu | m | int8 | 8 | 266.67 | – | 30.00 | throughput | 3.00×, 95% interval" in page
+    assert "over 8 paired rounds | faster | 50% |" in page
 
 
 def test_provenance_is_folded_and_no_label_is_joined_to_be_split_again(tmp_path):
@@ -104,7 +109,7 @@ def test_a_figure_per_chapter_keeps_methods_apart_and_stale_figures_go(tmp_path)
     rows = [_row("eager", 10.0), _row("int8", 20.0, method="eager torch.ao")]
     current = [_current("eager", 10.0), _current("int8", 30.0, method="PT2E")]
     page = report.write_results_page(rows, tmp_path, current).read_text()
-    assert "![01_n: throughput of each variant over its baseline, per run](figures/01_n_speedup.png)" in page
+    assert "![01_n: each variant's speed over its baseline (throughput), per run](figures/01_n_speedup.png)" in page
     assert sorted(p.name for p in figures.iterdir()) == ["01_n_speedup.png"]
     shown = report.page_rows(rows, current)
     panel = report.panels(shown)[("m", 8, None)]
@@ -134,3 +139,75 @@ def test_the_page_is_written_without_torch(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["results.md"]
     assert (tmp_path / "figures" / "n_speedup.png").exists()
+
+
+def test_rows_of_one_model_and_batch_in_different_comparisons_never_read_alike(tmp_path):
+    def chapter(make):  # the same model, variants and batch three times: the mode rows, a batch sweep, a fresh process
+        return [make("eager", 10.0), make("compiled", 20.0), make("eager", 10.0, sweep=True),
+                make("compiled", 10.0, sweep=True), make("eager", 10.0, group="without IPEX"),
+                make("compiled", 12.0, group="without IPEX")]
+    page = report.write_results_page(chapter(_row), tmp_path, chapter(_current)).read_text()
+    rows_table = page.split("All 12 rows of 01_n")[1].split("```")[0].splitlines()[3:]
+    pairs_table = page.split("All 6 variants both stacks ran")[1].split("```")[0].splitlines()[3:]
+    for lines, cells in ((rows_table, 4), (pairs_table, 5)):
+        names = [tuple(line.split(" | ")[:cells]) for line in lines]
+        assert len(names) == len(set(names)) == {4: 12, 5: 6}[cells]
+    assert "| cpu | m | compiled (sweep) | 8 |" in page and "| cpu | m | eager (without IPEX) ◆ | 8 |" in page
+    assert "| cpu | 01_n | m | compiled (without IPEX) | 8 |" in page and "| cpu | 01_n | m | compiled | 8 |" in page
+    assert "**compiled (without IPEX)** (m, batch 8): 1.20× eager" in page  # the summary names the group too
+
+
+def test_the_ratio_beside_a_verdict_is_the_findings_not_a_ratio_of_medians(tmp_path):
+    eager = _row("eager", 10.0)
+    # the overall medians say 2×, the paired rounds 1.6×: the verdict is judged on the rounds, so the page says 1.6×
+    fast = _row("compiled", 20.0, round_medians_ms=[m / 1.6 * (1 + 0.01 * (-1) ** i)
+                                                     for i, m in enumerate(eager["round_medians_ms"])])
+    page = report.write_results_page([eager, fast], tmp_path, [_current("eager", 10.0), _current("compiled", 30.0)])
+    page = page.read_text()
+    found = report.own_findings(report.page_rows([eager, fast]))[("reference", report.method_key(fast))]
+    assert found.ratio == pytest.approx(1.6, rel=1e-3) and found.verdict == "faster"
+    assert f"| 20.00 | throughput | {found.evidence()} | faster |" in page and "| 2.00 |" not in page
+    across = compare(_current("compiled", 30.0), report.page_rows([eager, fast])[1])
+    assert f"| throughput | {across.evidence()} | {across.verdict} |" in page
+
+
+def test_the_rules_numbers_on_the_page_are_the_rules_constants_and_the_rows_rounds(monkeypatch):
+    long = {"round_medians_ms": [800 * (1 + 0.01 * (i % 3 - 1)) for i in range(30)]}
+    rows = report.page_rows([_row("eager", 10.0), _row("compiled", 20.0), _row("eager", 10.0, model="m2", **long),
+                             _row("compiled", 10.0, model="m2", **long)])
+    text = " ".join(report.rule_section(rows))
+    assert "the comparisons on this page have 8 to 30 rounds" in text
+    assert f"above {1 + THRESHOLD:.2f}×" in text
+    assert f"below 1/{1 + THRESHOLD:.2f} ≈ {1 / (1 + THRESHOLD):.3f}×" in text
+    assert f"fewer than {MIN_ROUNDS} rounds" in text and "0.95×" not in text
+    monkeypatch.setattr(report, "THRESHOLD", 0.10)
+    monkeypatch.setattr(report, "MIN_ROUNDS", 7)
+    text = " ".join(report.rule_section(rows))
+    assert "threshold is ±10%" in text and "below 1/1.10 ≈ 0.909×" in text and "fewer than 7 rounds" in text
+
+
+def test_a_run_tells_apart_differences_beyond_the_threshold_plus_its_median_half_width(tmp_path):
+    base = _row("eager", 10.0)
+
+    def at(ratio):  # a variant `ratio` times as fast in every round, give or take the same wobble
+        wobble = (1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.0, 1.0)
+        return _row("fast", 10.0 * ratio,
+                    round_medians_ms=[m / ratio / w for m, w in zip(base["round_medians_ms"], wobble)])
+    h = compare(at(1.0), base).band
+    edge = (1 + THRESHOLD) * (1 + h)  # what the page says: told apart beyond about this
+    assert compare(at(edge * 1.01), base).verdict == "faster"
+    assert compare(at(edge / 1.01), base).verdict == "inconclusive"
+    page = report.write_results_page([base, at(1.3)], tmp_path).read_text()
+    section = page.split("## What size of difference each run could tell apart")[1].split("## ")[0]
+    assert f"| 01_n | cpu | 1 | ±{h:.0%} | ±{h:.0%} | ±{edge - 1:.0%} |" in section
+
+
+def test_figures_say_what_their_ratios_are_ratios_of(tmp_path):
+    latency = [_row("eager", 10.0, batch=1, judged_by="latency"), _row("compiled", 20.0, batch=1, judged_by="latency")]
+    page = report.write_results_page(latency, tmp_path).read_text()
+    assert "![01_n: each variant's speed over its baseline (latency), per run]" in page and "throughput of" not in page
+    mixed = latency + [_row("eager", 10.0), _row("compiled", 20.0)]  # batch 8: judged on throughput
+    page = report.write_results_page(mixed, tmp_path).read_text()
+    assert "over its baseline (latency or throughput, as each comparison is judged), per run]" in page
+    titles = {report.panel_title(key, entries) for key, entries in report.panels(report.page_rows(mixed)).items()}
+    assert titles == {"m, batch 1 — against eager, on latency", "m, batch 8 — against eager, on throughput"}

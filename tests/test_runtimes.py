@@ -116,3 +116,59 @@ def test_failed_rows_say_why_for_every_variant():
                            runtime="ONNX Runtime")
     assert [(v.name, v.failed, v.fields["precision"]) for v in rows] == [
         ("ONNX Runtime fp32", "export failed: x", "fp32"), ("ONNX Runtime int8", "export failed: x", "int8")]
+
+
+def test_counts_read_as_text_not_as_a_dict():
+    counts = {"Convolution u8": 1, "FullyConnected i8": 6}
+    assert runtimes.counts_text(counts) == "Convolution u8: 1, FullyConnected i8: 6"
+    assert runtimes.counts_text({}) == "none"
+
+
+def _timed(name: str, rounds: list[float], session: str = "s") -> dict:
+    return {"variant": name, "batch": 1, "median_ms": sorted(rounds)[len(rounds) // 2], "judged_by": "latency",
+            "round_medians_ms": rounds, "timing_session": session}
+
+
+def test_the_counterpart_is_called_the_fastest_only_when_the_rule_tells_it_from_the_runner_up():
+    from vitlab.contract.findings import leader
+    eager = _timed("eager", [10.0, 10.2, 9.9, 10.1, 10.0, 10.1])
+    compiled = _timed("compiled", [8.0, 8.1, 7.9, 8.0, 8.1, 8.0])
+    decided = runtimes.counterpart_said(leader([eager, compiled]))
+    assert decided.startswith("compiled, the fastest of them (faster than the runner-up eager: 1.25×")
+    twin = _timed("dynamic", [8.0, 8.3, 7.7, 8.2, 7.8, 8.0])
+    tie = runtimes.counterpart_said(leader([eager, compiled, twin]))
+    assert "fastest of them" not in tie and ", the best-placed of a tie rather than the fastest: it and " in tie
+    assert "were not told apart (within noise: " in tie and "says nothing of compiled" in tie
+    assert runtimes.counterpart_said(leader([eager])) == "eager, the only one of them timed"
+    assert runtimes.counterpart_said(leader([])) == "no PyTorch row: none was timed"
+
+
+class _Found:  # what gap_said and profile_note read of a Finding
+    def __init__(self, verdict, ratio):
+        self.verdict, self.ratio = verdict, ratio
+
+
+def test_a_profiled_gap_reads_as_a_sentence_with_three_significant_figures():
+    pytorch = {"linear layers": 0.8312, "attention": 0.2374, "everything else": 0.8757}
+    openvino = {"linear layers": 0.9147, "attention": 0.033, "everything else": 0.1373}
+    said = runtimes.gap_said("fp32, batch 1", pytorch, openvino, _Found("faster", 1.8))
+    assert said == ("fp32, batch 1: PyTorch lost the most in the ops outside the linear layers and attention "
+                    "(0.876 ms against OpenVINO's 0.137 ms per profiled call, 86% of the profiled difference)")
+    assert runtimes.profile_note(pytorch, openvino, _Found("faster", 1.8)) == ""
+    said = [runtimes.ms_text(ms) for ms in (1234.5, 99.97, 12.345, 1.8, 0.033)]
+    assert said == ["1,234", "100", "12.3", "1.80", "0.0330"]
+
+
+def test_profile_totals_against_the_timed_verdict_are_said_not_left_silent():
+    pytorch = {"linear layers": 0.7241, "attention": 0.09867, "everything else": 0.9809}
+    openvino = {"linear layers": 3.068, "attention": 0.089, "everything else": 0.315}  # profiled: OpenVINO slower
+    timed = _Found("faster", 2.83)  # timed: OpenVINO faster
+    said = runtimes.gap_said("bf16, batch 1", pytorch, openvino, timed)
+    assert said.startswith("bf16, batch 1: PyTorch lost the most in the ops outside the linear layers and attention "
+                           "(0.981 ms against OpenVINO's 0.315 ms per profiled call)")
+    assert said.endswith("though the profile's totals (PyTorch 1.80 ms, OpenVINO 3.47 ms) disagree with the timing, "
+                         "where OpenVINO was faster (2.83×): a profiled call is not a timed one, so read the split, "
+                         "not the totals")
+    assert runtimes.profile_note(pytorch, openvino, timed).startswith("the profile's totals disagree with the timing")
+    behind = runtimes.gap_said("x", openvino, {g: 2 * v for g, v in openvino.items()})  # PyTorch ahead everywhere
+    assert behind == "x: PyTorch lost time to OpenVINO in none of the profile's groups"

@@ -72,13 +72,24 @@ def compile_report(mode: str, device: torch.device | str | None = None) -> tuple
     note = f"{breaks} graph break(s)"
     if not wants_graphs:
         return True, note
-    kind = None if device is None else torch.device(device).type
+    detail = graphs_detail(skips, None if device is None else torch.device(device).type)
+    if detail:
+        return False, f"CUDA graphs not engaged ({detail}); {note}"
+    return True, f"CUDA graphs engaged; {note}"
+
+
+def graphs_detail(skips: int, kind: str | None) -> str | None:
+    """Why CUDA graphs did not engage, from Inductor's count of graphs it refused (`cudagraph_skips`) and the device
+    type (None: not known); None where they engaged."""
     where = "e.g. on a CPU device" if kind is None else f"they need a CUDA/ROCm device; this is {kind}"
     if skips:
-        return False, f"CUDA graphs not engaged (Inductor skipped them {skips}x: {where}); {note}"
-    if kind not in (None, "cuda"):
-        return False, f"CUDA graphs not engaged ({where}); {note}"
-    return True, f"CUDA graphs engaged; {note}"
+        return f"Inductor skipped them {skips}x: {where}"
+    return where if kind not in (None, "cuda") else None
+
+
+def autotune_why(autotuned: int, kind: str | None) -> str:
+    """Why nothing was autotuned, as a bracket to follow the count (' (on CPU ...)'), or '' where nothing needs it."""
+    return " (on CPU Inductor autotunes GEMMs only with freezing=True)" if autotuned == 0 and kind == "cpu" else ""
 
 
 def ipex_optimize(model: nn.Module, optimizer=None, dtype: torch.dtype | None = None, **kwargs) -> Applied:
@@ -315,11 +326,10 @@ def compile_variant(mode: str, model: nn.Module, x: torch.Tensor, device: torch.
     engaged, reason = compile_report(mode, device)
     stats = mode_counters()
     if mode.startswith("max-autotune"):
-        reason += f"; {stats['autotuned_ops']} op(s) autotuned"
+        why = autotune_why(stats["autotuned_ops"], torch.device(device).type)
+        reason += f"; {stats['autotuned_ops']} op(s) autotuned{why}"
         if stats["autotuned_ops"] == 0:  # the mode's own promise did nothing here
             engaged = False
-            if torch.device(device).type == "cpu":
-                reason += " (on CPU Inductor autotunes GEMMs only with freezing=True)"
     return Variant(name, fn, engaged, reason, compile_s=round(first_s, 3), fields=dict(fields, **stats))
 
 
@@ -426,8 +436,84 @@ def onednn_linears(model: nn.Module) -> Applied:
 
 
 def mode_variants(modes, model: nn.Module, x: torch.Tensor, device: torch.device | str, precision: str, *,
-                  cold: bool = True) -> list:
+                  cold: bool = True, batch: int | None = None) -> list:
     """compile_variant for each of `modes`, named 'mode=<mode>, dtype=<precision>' (chapter 02's variant names),
-    labelled '<mode> <precision>' for sentences."""
+    labelled '<mode> <precision>' for sentences, '<mode> <precision> at batch <batch>' where `batch` is given (a
+    batch sweep, whose sentences compare one batch with another; the label is not part of a row's identity)."""
+    at = "" if batch is None else f" at batch {batch}"
     return [compile_variant(mode, model, x, device, name=f"mode={mode}, dtype={precision}", cold=cold,
-                            dtype=precision, label=f"{mode} {precision}") for mode in modes]
+                            dtype=precision, label=f"{mode} {precision}{at}") for mode in modes]
+
+
+# ---- chapter 02's summary: its findings said as parts of sentences (the page glues them) ------------------------
+
+# what a mode was against eager, by verdict, after "was" / "were" ("it": eager)
+_AGAINST = {"faster": "faster", "within noise": "within noise of it", "slower": "slower",
+            "inconclusive": "not told apart from it (inconclusive)", "failed": "not measured (failed here)",
+            "skipped": "not measured (skipped here)", "not timed": "not timed"}
+
+
+def said_alone(finding) -> str:
+    """finding.said() without the note that said() appends on a row whose feature did not engage: for a sentence
+    that says what the mode's feature did on its own (extras_said), so that the page says it once."""
+    from dataclasses import replace
+
+    from vitlab.contract.rows import status_of
+    if status_of(finding.row) != "not engaged":
+        return finding.said()
+    return replace(finding, row={**finding.row, "status": "ok"}).said()  # the same verdict: only the note goes
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def modes_against_eager(found: list, top, said_elsewhere: tuple = ()) -> str:
+    """The compiled modes against eager (`found`: each mode's finding, rows carrying `mode`) as one sentence without
+    its full stop. Where `top` (vitlab.contract.findings.leader over the modes) is decided: the fastest mode and its
+    finding (with why its feature did not engage, unless it is in `said_elsewhere`, modes the page's other sentences
+    cover). Otherwise no mode is singled out: how many modes (which) were faster, within noise, slower, inconclusive."""
+    from vitlab.contract.rows import status_of
+    if top.decided:
+        best = next(f for f in found if f.row.get("mode") == top.row.get("mode"))
+        text = f"The fastest mode, {best.row['mode']}, was {said_alone(best)}"
+        if status_of(best.row) == "not engaged" and best.row["mode"] not in said_elsewhere:
+            text += f"; its feature did not engage ({' '.join(str(best.row.get('reason') or '').split())})"
+        return text
+    if not found:
+        return "No compiled mode was compared with eager"
+    against = found[0].baseline.get("label") or found[0].baseline.get("variant")
+    by = " in latency" if all(f.by == "latency" for f in found) else ""
+    groups = {verdict: [f.row.get("mode") for f in found if f.verdict == verdict] for verdict in _AGAINST}
+    groups = {verdict: modes for verdict, modes in groups.items() if modes}
+    if len(groups) == 1:
+        [(verdict, modes)] = groups.items()
+        every = "the one compiled mode" if len(modes) == 1 else f"all {len(modes)} compiled modes"
+        return f"Against {against}{by}, {every} ({', '.join(modes)}) {'was' if len(modes) == 1 else 'were'} " \
+               f"{_AGAINST[verdict]}"
+    parts = [f"{len(modes)} ({', '.join(modes)}) {'was' if len(modes) == 1 else 'were'} {_AGAINST[verdict]}"
+             for verdict, modes in groups.items()]
+    return f"Against {against}{by}, of the {len(found)} compiled modes, {_names(parts)}"
+
+
+def mode_said(finding, top) -> str:
+    """One mode's finding against eager for the summary, after 'the mode was': said_alone, or, for the decided
+    fastest mode that modes_against_eager already named with its finding, a pointer back to it."""
+    if top.decided and finding.row.get("mode") == top.row.get("mode"):
+        return "the fastest, as said above"
+    return said_alone(finding)
+
+
+def extras_said(row: dict, kind: str | None, after: dict | None = None) -> dict:
+    """What a mode row's Inductor counters say of its extras, as phrases for a sentence, on a device of type `kind`:
+    `graphs` ('engaged' | 'not engaged (Inductor skipped them 1x: ...)', after "CUDA graphs were") and `autotuned`
+    ('3 op(s)' | '0 op(s) (on CPU ...)', after "autotuned"); 'not recorded' on a row without counters (a mode that
+    failed). `after`: the phrases said just before for another mode; the same CUDA-graph phrase is then said short."""
+    if row.get("cudagraph_skips") is None:
+        return {"graphs": "not recorded", "autotuned": "nothing (the mode did not run)"}
+    detail = graphs_detail(row["cudagraph_skips"], kind)
+    graphs = "engaged" if detail is None else f"not engaged ({detail})"
+    if after and after.get("graphs") == graphs:
+        graphs = "engaged too" if detail is None else "not engaged either"
+    autotuned = row.get("autotuned_ops") or 0
+    return {"graphs": graphs, "autotuned": f"{autotuned} op(s){autotune_why(autotuned, kind)}"}

@@ -90,6 +90,11 @@ def left_in_float(executed: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in executed.items() if not k.lower().endswith(("i8", "u8"))}
 
 
+def counts_text(counts: dict[str, int]) -> str:
+    """Counts said as text, not as a dict's repr: 'Convolution u8: 1, FullyConnected i8: 6' ('none' if empty)."""
+    return ", ".join(f"{kind}: {n}" for kind, n in counts.items()) or "none"
+
+
 def onnx_op_counts(path, kinds) -> dict[str, int]:
     """How many nodes of each op type in `kinds` an ONNX file holds (kinds with none left out)."""
     import onnx
@@ -176,6 +181,24 @@ def fastest(rows: list[dict]) -> dict | None:
     if not timed:
         return next((r for r in rows if r), None)
     return max(timed, key=speed)
+
+
+def counterpart_said(lead) -> str:
+    """The PyTorch row another runtime is compared with, when it is the leader of several PyTorch rows
+    (`findings.Leader`), said as the end of '... compared with <said>' ('them': those rows): named the fastest
+    only when the rule tells it apart from the runner-up; otherwise the best-placed of a tie, with the tie's
+    evidence."""
+    if lead.row is None:
+        return "no PyTorch row: none was timed"
+    name = lead.row.get("variant")
+    if lead.runner_up is None:
+        return f"{name}, the only one of them timed"
+    second, evidence = lead.runner_up.baseline.get("variant"), lead.runner_up.evidence()
+    if lead.decided:
+        return f"{name}, the fastest of them (faster than the runner-up {second}: {evidence})"
+    return (f"{name}, the best-placed of a tie rather than the fastest: it and {second} were not told apart "
+            f"({lead.runner_up.verdict}: {evidence}); the comparison is with {name} because it measured ahead, "
+            f"and says nothing of {second}")
 
 
 def summary_rows(rows: list[dict], model: str, big_batch: int, labelled: bool) -> list[dict]:
@@ -294,3 +317,47 @@ def gap_split(slower: dict[str, float], faster: dict[str, float]) -> tuple[str, 
     group = max(diffs, key=diffs.get)
     total = sum(slower.values()) - sum(faster.values())
     return group, diffs[group], diffs[group] / total if total > 0 else float("nan")
+
+
+# OP_GROUPS as they read inside a sentence ("PyTorch lost the most in ...")
+GROUP_PHRASES = {"linear layers": "the linear layers", "attention": "attention",
+                 "everything else": "the ops outside the linear layers and attention"}
+
+
+def ms_text(ms: float) -> str:
+    """Milliseconds to 3 significant figures ('0.876', '1.80', '12.7'); from 100 up, whole ms ('1,234')."""
+    return f"{ms:#.3g}" if abs(ms) < 99.95 else f"{ms:,.0f}"
+
+
+def profile_disagrees(pytorch: dict[str, float], runtime: dict[str, float], timed) -> bool:
+    """Whether two profiled splits' totals order PyTorch and the runtime against the timed verdict `timed` (a
+    Finding of the runtime's row against PyTorch's): a profiled call carries the profiler's own overhead."""
+    ours, theirs = sum(pytorch.values()), sum(runtime.values())
+    return (timed.verdict == "faster" and theirs >= ours) or (timed.verdict == "slower" and theirs <= ours)
+
+
+def profile_note(pytorch: dict[str, float], runtime: dict[str, float], timed, name: str = "OpenVINO") -> str:
+    """A profile table's note: why its totals cannot be read where they disagree with the timing ('' elsewhere)."""
+    if not profile_disagrees(pytorch, runtime, timed):
+        return ""
+    return (f"the profile's totals disagree with the timing here (timed, {name} was {timed.verdict}, "
+            f"{timed.ratio:.2f}×): a profiled call is not a timed one; read the split, not the totals")
+
+
+def gap_said(case: str, pytorch: dict[str, float], runtime: dict[str, float], timed=None,
+             name: str = "OpenVINO") -> str:
+    """One profiled case in a sentence: where PyTorch lost the most time against the runtime `name` (two
+    OP_GROUPS splits, ms per profiled call to 3 significant figures), and, where the totals disagree with the
+    timed verdict `timed` (a Finding of the runtime's row against PyTorch's), that they do."""
+    group, diff, share = gap_split(pytorch, runtime)
+    if diff <= 0:
+        text = f"{case}: PyTorch lost time to {name} in none of the profile's groups"
+    else:
+        part = f", {share:.0%} of the profiled difference" if 0 < share <= 1 else ""
+        text = (f"{case}: PyTorch lost the most in {GROUP_PHRASES.get(group, group)} ({ms_text(pytorch[group])} "
+                f"ms against {name}'s {ms_text(runtime[group])} ms per profiled call{part})")
+    if timed is not None and profile_disagrees(pytorch, runtime, timed):
+        text += (f", though the profile's totals (PyTorch {ms_text(sum(pytorch.values()))} ms, {name} "
+                 f"{ms_text(sum(runtime.values()))} ms) disagree with the timing, where {name} was {timed.verdict} "
+                 f"({timed.ratio:.2f}×): a profiled call is not a timed one, so read the split, not the totals")
+    return text

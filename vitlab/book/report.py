@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.contract import layout
-from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings
-from vitlab.contract.rows import latest_runs, status_of, with_speedups
+from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings, judged_by
+from vitlab.contract.rows import latest_runs, status_of
 from vitlab.contract.text import markdown_table
 
 # Two rows measure the same thing on two stacks only when all of these are equal (a field a row lacks is None,
@@ -29,11 +29,10 @@ FINE_TICKS = (0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 1.75, 2)             #
 # ---- rows -> runs --------------------------------------------------------------------------------------------
 
 def page_rows(reference: list[dict], current: list[dict] | None = None) -> list[dict]:
-    """The latest run of each chapter per backend and stack; each row gets its `stack` and its `speedup`
-    (against its own stack's baseline: the stacks are never mixed in one comparison group)."""
+    """The latest run of each chapter per backend and stack; each row gets its `stack`."""
     out = []
     for stack, rows in (("reference", reference), ("current", current or [])):
-        out += [{**row, "stack": stack} for row in with_speedups(latest_runs(rows))]
+        out += [{**row, "stack": stack} for row in latest_runs(rows)]
     return out
 
 
@@ -63,6 +62,23 @@ def timed(row: dict) -> bool:
     return bool(row.get("throughput"))
 
 
+def row_label(row: dict) -> str:
+    """A row's name on the page: its variant, then its comparison group and 'sweep' where it has them, so rows of
+    one model and batch in different comparisons never read alike: 'fp32 (without IPEX)', 'default (fp32, sweep)'."""
+    marks = [mark for mark in (row.get("group"), "sweep" if row.get("sweep") else None) if mark]
+    return f"{row.get('variant')}" + (f" ({', '.join(marks)})" if marks else "")
+
+
+def stack_findings(rows: list[dict]) -> list[Finding]:
+    """Every finding of `rows`, each row against its own stack's baseline (the stacks never share a comparison)."""
+    return [f for stack in layout.STACKS for f in findings([r for r in rows if r["stack"] == stack])]
+
+
+def evidence(found: Finding | None) -> str | None:
+    """The ratio a verdict was computed from, with its 95% interval and rounds (None where nothing was compared)."""
+    return None if found is None or found.ratio is None else found.evidence()
+
+
 # ---- what each run showed ------------------------------------------------------------------------------------
 
 def headline_findings(rows: list[dict]) -> list[Finding]:
@@ -84,7 +100,7 @@ def decided(found: list[Finding]) -> list[Finding]:
 def finding_sentence(found: Finding) -> str:
     """'**X** (model, batch 1): 1.23× Y (95% interval 1.20–1.26×)'."""
     row, i = found.row, found.interval
-    return (f"**{row.get('variant')}** ({row.get('model')}, batch {row.get('batch')}): {found.ratio:.2f}× "
+    return (f"**{row_label(row)}** ({row.get('model')}, batch {row.get('batch')}): {found.ratio:.2f}× "
             f"{found.baseline.get('variant')} (95% interval {i.low:.2f}–{i.high:.2f}×)")
 
 
@@ -98,12 +114,32 @@ def tally(found: list[Finding]) -> str:
     return f"of {len(found)} variants against a baseline: " + ", ".join(parts)
 
 
-def resolution(found: list[Finding]) -> str:
-    """What size of difference a chapter's run could decide: the median and widest half-width of its intervals."""
+def resolution_line(found: list[Finding]) -> list | None:
+    """What size of difference one chapter's run could decide: [comparisons with an interval, the median and widest
+    interval half-width, the smallest difference the median interval calls faster or slower]; None without one."""
     widths = sorted(f.band for f in found if f.band is not None and f.interval.rounds >= MIN_ROUNDS)
     if not widths:
-        return "no interval"
-    return f"intervals ±{widths[len(widths) // 2]:.0%} at the median, ±{widths[-1]:.0%} at the widest"
+        return None
+    median = widths[len(widths) // 2]
+    return [len(widths), f"±{median:.0%}", f"±{widths[-1]:.0%}", f"±{(1 + THRESHOLD) * (1 + median) - 1:.0%}"]
+
+
+def resolution_section(rows: list[dict]) -> list[str]:
+    """Per chapter and run: how wide its intervals were, so what size of difference it could tell apart."""
+    body = []
+    for run in runs_in(rows):
+        for notebook in notebooks_in([r for r in rows if run_of(r) == run]):
+            line = resolution_line(findings([r for r in rows if run_of(r) == run and r["notebook"] == notebook]))
+            body += [[notebook, run_label(run)] + line] if line else []
+    return ["## What size of difference each run could tell apart", "",
+            "A comparison's 95% interval spans its ratio times or divided by (1 + its half-width). The rule calls a "
+            f"variant faster or slower only when the whole interval clears the ±{THRESHOLD:.0%} threshold, so with "
+            "the run's median half-width *h* a difference is told apart once it is larger than about "
+            f"{1 + THRESHOLD:.2f} × (1 + *h*) − 1; smaller ones read as inconclusive, or as within noise where the "
+            f"interval fits inside ±{THRESHOLD:.0%} (possible only where *h* is under {THRESHOLD:.0%}). Every "
+            "comparison of the chapter's run with a verdict's rounds counts, batch sweeps included.", "",
+            table(["chapter", "run", "comparisons", "median half-width", "widest", "told apart beyond about"],
+                  body), ""]
 
 
 def chapter_link(run: tuple[str, str], notebook: str, book_dir: Path) -> str:
@@ -122,11 +158,11 @@ def run_summary(rows: list[dict], run: tuple[str, str], book_dir: Path) -> list[
         if not found:
             said = "no variant measured against a baseline"
         elif not faster:
-            said = f"no variant beat its baseline under the rule; {tally(found)}; {resolution(found)}"
+            said = f"no variant beat its baseline under the rule; {tally(found)}"
         else:
             more = f", and {len(faster) - 2} more" if len(faster) > 2 else ""
             said = (f"faster than their baselines: {'; '.join(finding_sentence(f) for f in faster[:2])}{more}; "
-                    f"{tally(found)}; {resolution(found)}")
+                    f"{tally(found)}")
         lines.append(f"- {chapter_link(run, notebook, book_dir)} — {said}.")
     return lines + [""]
 
@@ -142,9 +178,8 @@ def device_of(rows: list[dict], run: tuple[str, str]) -> str:
 def summary_section(rows: list[dict], book_dir: Path) -> list[str]:
     text = ["## What each run showed", "",
             "Per chapter and run: the variants the rule calls faster than their comparison's baseline (the largest "
-            "ratios first, batch sweeps left out; a list, not a winner), how every variant of the chapter came out "
-            "against its own baseline, and how wide the run's intervals were: the size of difference it could decide.",
-            ""]
+            "ratios first, batch sweeps left out; a list, not a winner) and how every variant of the chapter came out "
+            "against its own baseline.", ""]
     for run in runs_in(rows):
         text += run_summary(rows, run, book_dir)
     return text
@@ -210,6 +245,17 @@ def panels(rows: list[dict]) -> dict[tuple, dict[tuple, dict[tuple, Finding]]]:
     return out
 
 
+def drawn_findings(groups: dict[tuple, dict[tuple, dict[tuple, Finding]]]) -> list[Finding]:
+    """Every finding that `panels` put in a figure."""
+    return [f for entries in groups.values() for runs in entries.values() for f in runs.values()]
+
+
+def judged_on(found: list[Finding]) -> str:
+    """What the ratios of `found` are ratios of: 'throughput', 'latency', or both, as each comparison is judged."""
+    bys = sorted({f.by for f in found})
+    return bys[0] if len(bys) == 1 else "latency or throughput, as each comparison is judged"
+
+
 def entry_labels(entries: list[tuple]) -> list[str]:
     """Each entry's variant name; the method fields are added where two entries share a name."""
     names = Counter(entry[0] for entry in entries)
@@ -223,9 +269,10 @@ def entry_labels(entries: list[tuple]) -> list[str]:
 
 def panel_title(key: tuple, entries: dict) -> str:
     model, batch, group = key
-    against = sorted({str(f.baseline.get("variant")) for runs in entries.values() for f in runs.values()})
+    found = drawn_findings({key: entries})
+    against = sorted({str(f.baseline.get("variant")) for f in found})
     title = f"{model}, batch {batch}" + (f", {group}" if group else "")
-    return textwrap.fill(f"{title} — against {' / '.join(against)}", 70)
+    return textwrap.fill(f"{title} — against {' / '.join(against)}, on {judged_on(found)}", 70)
 
 
 def x_limits(found: list[Finding]) -> tuple[float, float]:
@@ -287,9 +334,9 @@ def legend(fig, runs: list, colours: dict, found: list[Finding]) -> None:
 
 
 def speedup_figure(rows: list[dict], path: Path, colours: dict[tuple, str]) -> bool:
-    """A chapter's figure: a panel per comparison group, each variant's throughput ratio over its baseline on a log
-    axis, one colour per run (`colours`: the page's, so a run keeps its colour). False if nothing was timed against
-    a baseline. The caller gives it at most MAX_SERIES runs."""
+    """A chapter's figure: a panel per comparison group, each variant's finding (its speed over its baseline, on what
+    the row is judged by, with the 95% interval) on a log axis, one colour per run (`colours`: the page's, so a run
+    keeps its colour). False if nothing was timed against a baseline. The caller gives it at most MAX_SERIES runs."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -303,7 +350,7 @@ def speedup_figure(rows: list[dict], path: Path, colours: dict[tuple, str]) -> b
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, (key, entries) in zip(axes[:, 0], groups.items()):
         draw_panel(ax, key, entries, runs, colours)
-    found = [f for entries in groups.values() for e in entries.values() for f in e.values()]
+    found = drawn_findings(groups)
     ratio_axes(list(axes[:, 0]), found)
     legend(fig, runs, colours, found)
     fig.tight_layout()
@@ -339,12 +386,13 @@ def dropdown(title: str, body: str) -> list[str]:
     return [f"```{{dropdown}} {title}", body, "```", ""]
 
 
-def row_line(row: dict, extra: list[str]) -> list:
-    variant = f"{row.get('variant')}{' (sweep)' if row.get('sweep') else ''}{' ◆' if row.get('baseline') else ''}"
-    return ([run_label(run_of(row)), row.get("model"), variant, row.get("batch"), row.get("median_ms"),
-             row.get("p90_ms"), row.get("throughput"), row.get("speedup"), row.get("ceiling_fraction"),
-             row.get("max_abs_diff"), row.get("top1_agreement"), row.get("accuracy"), status_of(row)]
-            + [row.get(field) for field in extra] + [note(row)])
+def row_line(row: dict, extra: list[str], found: Finding | None) -> list:
+    """A row of a chapter's table; `found`: the row against its comparison's baseline (None for the baseline)."""
+    return ([run_label(run_of(row)), row.get("model"), row_label(row) + (" ◆" if row.get("baseline") else ""),
+             row.get("batch"), row.get("median_ms"), row.get("p90_ms"), row.get("throughput"),
+             judged_by(row) if timed(row) else None, evidence(found), verdict_of(row, found),
+             row.get("ceiling_fraction"), row.get("max_abs_diff"), row.get("top1_agreement"), row.get("accuracy"),
+             status_of(row)] + [row.get(field) for field in extra] + [note(row)])
 
 
 def note(row: dict) -> str:
@@ -354,9 +402,12 @@ def note(row: dict) -> str:
 
 def chapter_table(chapter: list[dict]) -> str:
     extra = [field for field in OPTIONAL_COLUMNS if any(r.get(field) is not None for r in chapter)]
-    header = (["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s", "speedup", "of ceiling",
-               "max-abs diff", "top-1 agree", "accuracy", "status"] + extra + ["note"])
-    return table(header, [row_line(r, extra) for r in chapter], {"of ceiling": percent, "note": str})
+    header = (["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s", "judged by",
+               "vs baseline (95% interval)", "verdict", "of ceiling", "max-abs diff", "top-1 agree", "accuracy",
+               "status"] + extra + ["note"])
+    found = own_findings(chapter)
+    return table(header, [row_line(r, extra, found.get((r["stack"], method_key(r)))) for r in chapter],
+                 {"of ceiling": percent, "note": str})
 
 
 def chapter_figures(chapter: list[dict], notebook: str, figures: Path, colours: dict[tuple, str]) -> list[Path]:
@@ -375,14 +426,16 @@ def chapter_section(rows: list[dict], notebook: str, figures: Path,
     """A chapter's heading, figure and (folded) rows; returns the text and the figures drawn."""
     chapter = [r for r in rows if r["notebook"] == notebook]
     text = [f"## {notebook}", ""]
-    drawn = chapter_figures(chapter, notebook, figures, colours)
-    for path in drawn:
-        text += [f"![{notebook}: throughput of each variant over its baseline, per run](figures/{path.name})", ""]
-    if drawn:
-        text += ["One panel per comparison, one marker per run; a variant skipped, failed or untimed in a run has no "
-                 "marker there (the rows below say why).", ""]
+    paths = chapter_figures(chapter, notebook, figures, colours)
+    on = judged_on(drawn_findings(panels(chapter)))
+    for path in paths:
+        text += [f"![{notebook}: each variant's speed over its baseline ({on}), per run](figures/{path.name})", ""]
+    if paths:
+        text += ["One panel per comparison, its title naming what it is judged on; one marker per run at the ratio "
+                 "its verdict was computed from, whiskers for the 95% interval; a variant skipped, failed or untimed "
+                 "in a run has no marker there (the rows below say why).", ""]
     text += dropdown(f"All {len(chapter)} rows of {notebook}", chapter_table(chapter))
-    return text, drawn
+    return text, paths
 
 
 # ---- across stacks -------------------------------------------------------------------------------------------
@@ -392,8 +445,7 @@ def method_key(row: dict) -> tuple:
 
 
 def stack_pairs(reference: list[dict], current: list[dict]) -> list[tuple[dict, dict]]:
-    """(reference row, current row) for each timed variant both stacks ran the same way (SAME_METHOD), each row with
-    its `speedup` against its own stack's baseline."""
+    """(reference row, current row) for each timed variant both stacks ran the same way (SAME_METHOD)."""
     rows = page_rows(reference, current)
     theirs = {method_key(r): r for r in rows if r["stack"] == "current" and timed(r)}
     return [(ours, theirs[method_key(ours)]) for ours in rows
@@ -404,12 +456,14 @@ def run_name(row: dict) -> str:
     return f"torch {row.get('versions', {}).get('torch')}, {row.get('preset')}"
 
 
-def own_verdicts(rows: list[dict]) -> dict[tuple, str]:
-    """(stack, method key) -> the verdict of that row against its own stack's baseline ('baseline' for a baseline)."""
-    said = {(r["stack"], method_key(r)): "baseline" for r in rows if r.get("baseline")}
-    for stack in layout.STACKS:
-        said.update({(stack, method_key(f.row)): f.verdict for f in findings([r for r in rows if r["stack"] == stack])})
-    return said
+def own_findings(rows: list[dict]) -> dict[tuple, Finding]:
+    """(stack, method key) -> that row against its own stack's baseline (a baseline has none)."""
+    return {(f.row["stack"], method_key(f.row)): f for f in stack_findings(rows)}
+
+
+def verdict_of(row: dict, found: Finding | None) -> str | None:
+    """The row's verdict against its own baseline: 'baseline' for a baseline, None where it is compared with none."""
+    return "baseline" if row.get("baseline") else None if found is None else found.verdict
 
 
 def agreement(ours: str | None, theirs: str | None) -> str:
@@ -422,29 +476,37 @@ def agreement(ours: str | None, theirs: str | None) -> str:
     return "one undecided" if {ours, theirs} & {"within noise", "inconclusive"} else "not compared"
 
 
-def pair_line(pair: tuple[dict, dict], verdicts: dict[tuple, str]) -> list:
+def own_verdicts(pair: tuple[dict, dict], found: dict[tuple, Finding]) -> tuple[str | None, str | None]:
+    """The reference row's and the current row's verdicts against their own stack's baselines."""
     ours, theirs = pair
-    found = compare(theirs, ours)
+    return (verdict_of(ours, found.get(("reference", method_key(ours)))),
+            verdict_of(theirs, found.get(("current", method_key(theirs)))))
+
+
+def pair_line(pair: tuple[dict, dict], found: dict[tuple, Finding]) -> list:
+    ours, theirs = pair
+    across = compare(theirs, ours)
     method = ", ".join(str(ours[k]) for k in ("method", "precision") if ours.get(k) is not None) or "not recorded"
-    mine, other = verdicts.get(("reference", method_key(ours))), verdicts.get(("current", method_key(theirs)))
-    return [ours["backend"], ours["notebook"], ours["model"], ours["variant"], ours["batch"], method,
+    mine, other = own_verdicts(pair, found)
+    return [ours["backend"], ours["notebook"], ours["model"], row_label(ours), ours["batch"], method,
             run_name(ours), ours["throughput"], mine, run_name(theirs), theirs["throughput"], other,
-            agreement(mine, other) if "baseline" not in (mine, other) else "baseline", found.ratio, found.verdict]
+            agreement(mine, other) if "baseline" not in (mine, other) else "baseline", across.by, evidence(across),
+            across.verdict]
 
 
 PAIR_COLUMNS = ["backend", "chapter", "model", "variant", "batch", "method, precision", "reference run",
                 "items/s (ref.)", "verdict (ref.)", "current run", "items/s (current)", "verdict (current)",
-                "verdicts agree", "current/reference", "current vs reference"]
+                "verdicts agree", "judged by", "current/reference (95% interval)", "current vs reference"]
 
 
-def stack_tally(pairs: list[tuple[dict, dict]], verdicts: dict[tuple, str]) -> list[str]:
+def stack_tally(pairs: list[tuple[dict, dict]], found: dict[tuple, Finding]) -> list[str]:
     """Per backend and chapter: how the current stack compared with the reference, and whether the two stacks'
     verdicts against their own baselines agree."""
     counts: dict[tuple, Counter] = {}
     for ours, theirs in pairs:
         count = counts.setdefault((ours["backend"], ours["notebook"]), Counter())
         count[compare(theirs, ours).verdict] += 1
-        mine, other = verdicts.get(("reference", method_key(ours))), verdicts.get(("current", method_key(theirs)))
+        mine, other = own_verdicts((ours, theirs), found)
         if "baseline" not in (mine, other):
             count["agree: " + agreement(mine, other)] += 1
     keys = ["faster", "slower", "within noise", "inconclusive", "agree: same", "agree: one undecided",
@@ -461,18 +523,19 @@ def stack_section(reference: list[dict], current: list[dict]) -> list[str]:
             "(their versions are in the provenance table above). A variant is compared across the stacks only when "
             "both ran it the same way: same backend, chapter, model, variant, batch and comparison, and the same "
             "method, precision, runtime and mode where the rows record them (a field one row records and the other "
-            "lacks is a difference). *current/reference* is the throughput ratio (> 1: the current stack is "
-            "faster), judged by the rule below on the two rows' rounds (unpaired: the stacks ran apart). Each stack's "
+            "lacks is a difference). *current/reference* is the current row's speed over the reference row's (> 1: the "
+            "current stack is faster), on what the rows are judged by (*judged by*: latency or throughput), with the "
+            "95% interval the rule judges (unpaired: the stacks ran apart). Each stack's "
             "verdict against its own baseline is shown beside it, and whether the two agree. "
             "Rows of different presets compare where the model and batch are the same.", ""]
     pairs = stack_pairs(reference, current)
     if not pairs:
         return text + ["No variant has been run the same way on both stacks yet: run "
                        "`.venv-current/bin/vitlab run --backend cpu` after `bash tools/setup.sh current`.", ""]
-    verdicts = own_verdicts(page_rows(reference, current))
-    return (text + stack_tally(pairs, verdicts)
+    found = own_findings(page_rows(reference, current))
+    return (text + stack_tally(pairs, found)
             + dropdown(f"All {len(pairs)} variants both stacks ran",
-                       table(PAIR_COLUMNS, [pair_line(pair, verdicts) for pair in pairs])))
+                       table(PAIR_COLUMNS, [pair_line(pair, found) for pair in pairs])))
 
 
 # ---- the page ------------------------------------------------------------------------------------------------
@@ -480,31 +543,39 @@ def stack_section(reference: list[dict], current: list[dict]) -> list[str]:
 def introduction(rows: list[dict]) -> list[str]:
     return ["# Results across backends", "",
             f"Built by `vitlab book` from {len(rows)} result rows (the latest run of each chapter on each backend and "
-            "stack) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Speedups compare "
+            "stack) in `book/results/<backend>.jsonl` and `book/results/current/<backend>.jsonl`. Ratios compare "
             "variants on the *same* backend and stack against the row each comparison names as its baseline "
             "(`baseline: true`, usually eager fp32); correctness is against eager fp32. Timings are medians after "
             "warm-up with the device synchronised. *Of ceiling* is the achieved FLOP/s over a large matrix multiply "
             "timed in the same run, device and precision (the highest of the run's measurements of it). In the "
-            "tables, ◆ marks each comparison's baseline row.", ""] + rule_section()
+            "tables, ◆ marks each comparison's baseline row, and a variant's parentheses name its comparison group "
+            "and mark batch-sweep rows (*sweep*), so rows of one model and batch in different comparisons never read "
+            "alike. *vs baseline* is the ratio its row's verdict was computed from (the rule below), with its 95% "
+            "interval.", ""] + rule_section(rows)
 
 
-def rule_section() -> list[str]:
-    """The verdict rule, in plain words (vitlab.contract.findings is its one implementation)."""
+def rule_section(rows: list[dict]) -> list[str]:
+    """The verdict rule, in plain words (vitlab.contract.findings is its one implementation); its numbers are the
+    rule's constants and the rounds the comparisons in `rows` got."""
+    rounds = sorted(f.interval.rounds for f in stack_findings(rows) if f.interval is not None)
+    had = f"the comparisons on this page have {rounds[0]} to {rounds[-1]} rounds" if rounds else "rounds are few"
     return ["## How a verdict is decided", "",
             "Variants are timed in interleaved rounds: every variant once per round, in turn, the order rotating, "
-            "so a noisy spell hits all of them alike. Each row keeps its per-round medians (`round_medians_ms`), and "
-            "a row's round k pairs with its baseline's round k. The speed ratio of a comparison is the geometric mean "
-            "of its paired per-round ratios, with a 95% Student-t confidence interval (t rather than a bootstrap: a "
-            "comparison has 6 to 15 rounds, too few for a bootstrap's interval to be trusted). Rows timed apart "
-            "(two launches, two stacks) get Welch's unpaired interval. Where a chapter timed a second copy of the "
-            "baseline beside it, the distance between the two copies is the run's drift, and it widens every "
-            f"interval of that comparison. The practical threshold is ±{THRESHOLD:.0%}: **faster** only when the "
-            f"whole interval lies above {1 + THRESHOLD:.2f}×, **slower** only when it lies below "
-            f"{1 / (1 + THRESHOLD):.2f}×, **within noise** when it lies inside both, and **inconclusive** when it is "
-            f"too wide to say (or has fewer than {MIN_ROUNDS} rounds). A comparison is judged on latency (the time "
-            "one call waits: batch 1 in one process) or on throughput (items per second, summed over instances), "
-            "as its row records (`judged_by`); the chapter's page and this page read the same field. Each row "
-            "records the rounds it got and the seconds of timing it was given (`rounds`, `budget_s`).", ""]
+            "so a noisy spell hits all of them alike. A chapter plans its rounds from its seconds of timing, and a "
+            "comparison still inconclusive at the end of them gets more rounds (up to as many seconds again). Each "
+            "row keeps its per-round medians (`round_medians_ms`), and a row's round k pairs with its baseline's "
+            "round k. The speed ratio of a comparison is the geometric mean of its paired per-round ratios, with a "
+            f"95% Student-t confidence interval (t rather than a bootstrap: {had}, too few for a bootstrap's "
+            "interval to be trusted). Rows timed apart (two launches, two stacks) get Welch's unpaired interval. "
+            "Where a chapter timed a second copy of the baseline beside it, the distance between the two copies is "
+            "the run's drift, and it widens every interval of that comparison. The practical threshold is "
+            f"±{THRESHOLD:.0%}: **faster** only when the whole interval lies above {1 + THRESHOLD:.2f}×, **slower** "
+            f"only when it lies below 1/{1 + THRESHOLD:.2f} ≈ {1 / (1 + THRESHOLD):.3f}×, **within noise** when it "
+            "lies inside both, and **inconclusive** otherwise: too wide to say, or narrow but across a threshold (a "
+            f"difference of about the threshold's size), or fewer than {MIN_ROUNDS} rounds. A comparison is judged "
+            "on latency (the time one call waits: batch 1 in one process) or on throughput (items per second, summed "
+            "over instances), as its row records (`judged_by`); the chapter's page and this page read the same field. "
+            "Each row records the rounds it got and the seconds of timing it was given (`rounds`, `budget_s`).", ""]
 
 
 def repeatability_section(book_dir: Path) -> list[str]:
@@ -537,7 +608,7 @@ def write_results_page(rows: list[dict], book_dir: Path, current: list[dict] | N
     shown = page_rows(rows, current)
     figures = layout.figures_dir(book_dir)
     text = (introduction(shown) + repeatability_section(book_dir) + summary_section(shown, book_dir)
-            + provenance_section(shown))
+            + resolution_section(shown) + provenance_section(shown))
     text += missing_section(rows, current)
     colours = {run: f"C{i % 10}" for i, run in enumerate(runs_in(shown))}
     drawn = []

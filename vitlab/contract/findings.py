@@ -305,10 +305,14 @@ def glue_values(key: str, finding: Finding) -> dict:
 
 
 def table(found: list[Finding]):
-    """Findings as one compact Markdown table (variant, against, batch, ratio, interval, verdict, note)."""
+    """Findings as one compact Markdown table (variant, against, batch, ratio, interval, verdict, note); a batch-sweep
+    row's variant is marked "(sweep)", so that it is not read as a second result of the same comparison."""
     def interval_of(f: Finding) -> str:
         return "" if f.interval is None else f"{f.interval.low:.2f}–{f.interval.high:.2f}× ({f.interval.rounds})"
-    rows = [{"variant": f.row.get("variant"), "against": f.baseline.get("variant"), "batch": f.row.get("batch"),
+
+    def variant_of(f: Finding) -> str:
+        return f"{f.row.get('variant')} (sweep)" if f.row.get("sweep") else str(f.row.get("variant"))
+    rows = [{"variant": variant_of(f), "against": f.baseline.get("variant"), "batch": f.row.get("batch"),
              "judged by": f.by, "ratio": f.ratio, "95% interval (rounds)": interval_of(f), "verdict": f.verdict,
              "status": status_of(f.row), "note": f.row.get("reason") or ""} for f in found]
     return markdown_table(rows, {"ratio": lambda r: f"{r:.2f}×"}, limit=70)

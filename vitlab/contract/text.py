@@ -5,12 +5,19 @@ import math
 
 
 def shorten(text: str, limit: int = 160) -> str:
-    """`text` cut to at most `limit` characters on a word boundary, with an ellipsis when cut."""
+    """`text` cut to at most `limit` characters on a word boundary, with an ellipsis when cut; a bracket the cut
+    left open is closed after the ellipsis, so the sentence around it still reads."""
     text = " ".join(str(text).split())
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-    return cut.rstrip(" ,;:") + "…"
+    opened = lambda part: max(0, part.count("(") - part.count(")"))
+    room = limit - 1
+    while True:  # leave room for the brackets the cut leaves open
+        cut = text[:room].rsplit(" ", 1)[0] if " " in text[:room] else text[:room]
+        cut = cut.rstrip(" ,;:")
+        if len(cut) + 1 + opened(cut) <= limit or room <= 1:
+            return cut + "…" + ")" * opened(cut)
+        room -= 1
 
 
 def headline(name: str, message: str, limit: int = 160) -> str:
