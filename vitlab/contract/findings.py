@@ -7,7 +7,7 @@ The one verdict rule of the book (`judge`):
   per-round speed ratios are the evidence. Rows timed apart (two launches, two stacks) are compared unpaired.
 - The interval: a 95% Student-t confidence interval of the mean log speed ratio (paired: over the per-round log
   ratios; unpaired: Welch's interval on the two rows' log round speeds). Why t and not a bootstrap: a comparison
-  has 5 to 15 rounds, and a percentile bootstrap on so few values gives intervals that are too narrow (it cannot
+  has 5 to 30 rounds, and a percentile bootstrap on so few values gives intervals that are too narrow (it cannot
   see beyond the values it has); the t interval is exact for normal log ratios and widens honestly as rounds get
   few. Ratios are taken in logs, so 2× faster and 2× slower are the same distance from a tie.
 - Drift: where a chapter times a second copy of the baseline beside it (a row with `control: true` in the same
