@@ -456,12 +456,7 @@ _AGAINST = {"faster": "faster", "within noise": "within noise of it", "slower": 
 def said_alone(finding) -> str:
     """finding.said() without the note that said() appends on a row whose feature did not engage: for a sentence
     that says what the mode's feature did on its own (extras_said), so that the page says it once."""
-    from dataclasses import replace
-
-    from vitlab.contract.rows import status_of
-    if status_of(finding.row) != "not engaged":
-        return finding.said()
-    return replace(finding, row={**finding.row, "status": "ok"}).said()  # the same verdict: only the note goes
+    return finding.said(engaged_note=False)
 
 
 def _names(items: list[str]) -> str:

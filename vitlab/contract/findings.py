@@ -162,8 +162,9 @@ class Finding:
         drift = f", widened by the baseline's own drift of {i.drift:.0%}" if i.drift else ""
         return f"{self.ratio:.2f}×, 95% interval {i.low:.2f}–{i.high:.2f}× over {i.rounds} {how} rounds{drift}"
 
-    def said(self) -> str:
-        """This finding as the end of a sentence whose subject is the variant: '… was <said>.'"""
+    def said(self, engaged_note: bool = True) -> str:
+        """This finding as the end of a sentence whose subject is the variant: '… was <said>.' (`engaged_note=False`:
+        without the note on a feature that did not engage, for a sentence that says what the feature did itself)."""
         against = self.baseline.get("label") or self.baseline.get("variant")  # a row's name for sentences
         verdict = self.verdict
         why = shorten((str(self.row.get("reason") or "no reason recorded").splitlines() or [""])[0], 140)
@@ -185,7 +186,7 @@ class Finding:
             text = f"not told apart from {against}{by}: {why_not} ({evidence})"
         else:
             text = f"{verdict} than {against}{by} ({evidence})"
-        if status_of(self.row) == "not engaged":
+        if engaged_note and status_of(self.row) == "not engaged":
             text += f"; its feature did not engage (why: {why})"
         return text
 

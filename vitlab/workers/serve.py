@@ -165,11 +165,10 @@ def launcher_error(returncode: int, stderr: str) -> str:
 
 
 def launch(weights: str, instances: int, cores_each: int, kinds, batches, *, budget_s: float,
-           calibration_images: int, barrier_dir: str, accuracy: bool = True, timeout_s: float = 1800
-           ) -> tuple[list[dict], str]:
+           calibration_images: int, barrier_dir: str, timeout_s: float = 1800) -> tuple[list[dict], str]:
     """Run `command(...)` and wait: (the workers' JSON lines, the launcher's error or '')."""
     done = subprocess.run(command(weights, instances, cores_each, kinds, batches, budget_s=budget_s,
-                                  calibration_images=calibration_images, barrier_dir=barrier_dir, accuracy=accuracy),
+                                  calibration_images=calibration_images, barrier_dir=barrier_dir),
                           capture_output=True, text=True, timeout=timeout_s)
     return parse(done.stdout), launcher_error(done.returncode, done.stderr)
 
