@@ -172,3 +172,13 @@ def test_profile_totals_against_the_timed_verdict_are_said_not_left_silent():
     assert runtimes.profile_note(pytorch, openvino, timed).startswith("the profile's totals disagree with the timing")
     behind = runtimes.gap_said("x", openvino, {g: 2 * v for g, v in openvino.items()})  # PyTorch ahead everywhere
     assert behind == "x: PyTorch lost time to OpenVINO in none of the profile's groups"
+
+
+def test_a_runtime_that_is_not_installed_says_so_and_one_that_breaks_on_import_says_why(tmp_path, monkeypatch):
+    assert runtimes.load_runtime("json")[1] is None
+    module, why = runtimes.load_runtime("vitlab_no_such_runtime")
+    assert module is None and why.startswith("vitlab_no_such_runtime is not installed here (")
+    (tmp_path / "vitlab_broken_runtime.py").write_text("raise ImportError('built for another torch')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module, why = runtimes.load_runtime("vitlab_broken_runtime")
+    assert module is None and why == "vitlab_broken_runtime unavailable: ImportError: built for another torch"

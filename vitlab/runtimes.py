@@ -50,7 +50,9 @@ def load_runtime(module: str):
     """(module, None) when it imports, else (None, one line saying why)."""
     try:
         return importlib.import_module(module), None
-    except Exception as error:  # absent, or built for another torch/numpy
+    except ModuleNotFoundError as error:  # absent from this environment
+        return None, f"{module} is not installed here ({first_line(error)})"
+    except Exception as error:  # installed, but built for another torch/numpy
         return None, f"{module} unavailable: {first_line(error)}"
 
 
