@@ -114,3 +114,35 @@ def test_window_rates_give_the_verdicts_rounds_and_ranks_add_up_window_by_window
     assert window_rates(steps[:3], batch=10, windows=4) is None  # fewer steps than windows
     assert summed_windows([[100.0, 50.0], [90.0, 40.0]]) == [190.0, 90.0]
     assert summed_windows([[100.0, 50.0], None]) is None
+
+
+def test_a_ddp_run_is_named_in_words_by_its_layout():
+    assert [ddp.label(1, 1, cores=2), ddp.label(2, 1, cores=2), ddp.label(1, 2, cores=2)] == [
+        "one rank of 1 thread", "two ranks of 1 thread each", "one process using all 2 cores"]
+    assert ddp.label(2, 4, cores=8) == "two ranks of 4 threads each"
+    assert ddp.label(1, 1, cores=1) == "one rank of 1 thread"  # one core: not "all 1 cores"
+    assert [ddp.label(2, 1, "cuda"), ddp.label(1, 1, "xpu")] == ["two ranks on two cuda devices",
+                                                               "one rank on one xpu device"]
+
+
+def _done(rates: list[float], ranks: int, threads: int) -> ddp.Launch:
+    """A launch that succeeded, its summary as rank 0 prints it (no torchrun)."""
+    summary = {"ranks": [{"threads": threads}] * ranks, "process_group": "gloo", "spread": 0.01,
+               "images_per_s": sum(rates) / len(rates), "window_images_per_s": rates}
+    return ddp.Launch(["torchrun"], 0, 1.0, "", summary)
+
+
+def test_a_ddp_sentence_names_the_runs_it_compares_by_their_labels_not_their_variant_ids():
+    """Chapter 04's DDP rows as it records them: the glued sentence says 'one rank of 1 thread', never the id."""
+    from vitlab.contract import findings
+    runs = {"1 rank, same threads": (_done([950, 955, 948, 952, 951, 949], 1, 1), 1, 1),
+            "2 ranks": (_done([1530, 1525, 1534, 1528, 1531, 1529], 2, 1), 2, 1),
+            "1 process, all cores": (_done([1350, 1356, 1352, 1349, 1355, 1351], 1, 2), 1, 2)}
+    rows = [{"model": "vit-32px", "variant": f"ddp {name}", "batch": 64, "group": "ddp",
+             "baseline": name == "1 rank, same threads", "label": ddp.label(ranks, threads, cores=2),
+             **launch.row_fields()} for name, (launch, ranks, threads) in runs.items()]
+    found = {f.row["variant"]: f for f in findings.findings(rows, group="ddp")}
+    said = found["ddp 2 ranks"].said()
+    assert said.startswith("faster than one rank of 1 thread (") and "ddp " not in said
+    against_all = findings.compare(rows[1], rows[2]).said()
+    assert against_all.startswith("faster than one process using all 2 cores (") and "ddp " not in against_all

@@ -180,3 +180,13 @@ def test_a_shortened_reason_closes_the_brackets_its_cut_left_open():
     assert len(cut) <= 60 and cut.count("(") == cut.count(")") and "…" in cut
     assert cut.startswith("0 op(s) autotuned (on CPU Inductor")
     assert shorten("short (and whole)", 60) == "short (and whole)"
+
+
+def test_whiskers_span_each_findings_95_percent_interval_around_its_ratio_and_none_without_one():
+    row, base = _pair(1.5, 0.03)
+    found = findings.compare(row, base)
+    untimed = findings.compare({**row, "median_ms": None, "throughput": None, "round_medians_ms": []}, base)
+    below, above = findings.whiskers([found, untimed])
+    assert found.ratio - below[0] == pytest.approx(found.interval.low)
+    assert found.ratio + above[0] == pytest.approx(found.interval.high)
+    assert below[0] > 0 and above[0] > 0 and (below[1], above[1]) == (0.0, 0.0)

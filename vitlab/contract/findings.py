@@ -194,6 +194,14 @@ class Finding:
         return f"{self.row.get('variant')} at batch {self.row.get('batch')}: {self.said()}"
 
 
+def whiskers(found: list[Finding]) -> list[list[float]]:
+    """matplotlib's `xerr`/`yerr` for findings drawn as bars of their ratio: [below, above], each finding's 95%
+    interval around its ratio (0 where a finding has no interval: too few rounds, or not timed)."""
+    spans = [(f.interval.ratio - f.interval.low, f.interval.high - f.interval.ratio) if f.interval else (0.0, 0.0)
+             for f in found]
+    return [[below for below, _ in spans], [above for _, above in spans]]
+
+
 def compare(row: dict, baseline: dict, control: dict | None = None, threshold: float = THRESHOLD) -> Finding:
     """`row` against `baseline`, judged on the row's `judged_by`, widened by `control`'s drift where one is given."""
     by = judged_by(row)

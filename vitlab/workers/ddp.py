@@ -56,6 +56,22 @@ def rank_device(backend: str, local_rank: int) -> torch.device:
     return torch.device(kind) if kind == "cpu" else torch.device(kind, local_rank)
 
 
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def label(ranks: int, threads: int, device: str = "cpu", cores: int | None = None) -> str:
+    """A DDP run as a sentence names it (its row's `label`, which a finding says for the row): 'one rank of 1
+    thread', 'two ranks of 1 thread each', 'one process using all 4 cores' (one rank given all `cores`), and on
+    an accelerator 'two ranks on two cuda devices' (threads do not matter there)."""
+    def count(n: int, noun: str) -> str:
+        return f"{NUMBER_WORDS.get(n, n)} {noun}{'s' * (n != 1)}"
+    if device != "cpu":
+        return f"{count(ranks, 'rank')} on {count(ranks, f'{device} device')}"
+    if ranks == 1 and cores and cores > 1 and threads >= cores:
+        return f"one process using all {cores} cores"
+    return f"{count(ranks, 'rank')} of {threads} thread{'s' * (threads != 1)}{' each' * (ranks > 1)}"
+
+
 def parameter_hash(model: torch.nn.Module) -> str:
     """A short SHA-256 of every parameter's bytes, in order: equal hashes = bit-identical weights."""
     digest = hashlib.sha256()
