@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vitlab.book import runner as book, report
+from vitlab.book import figures, runner as book, report
 from vitlab.contract import layout
 from vitlab.contract.context import RunContext
 from vitlab import results
@@ -23,12 +23,13 @@ def _notebook(path: Path, body: str, title: str) -> None:
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell('context = {"device_type": "auto", "preset": "quick"}')
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nA test chapter."), params,
-                nbformat.v4.new_code_cell(body)]
+    figure = nbformat.v4.new_code_cell(body, metadata={"mystnb": {"image": {"alt": TOY_ALT}}})  # myst-nb's own key
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nA test chapter."), params, figure]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
 
 
+TOY_ALT = "Line chart: a toy plot of three rising points"
 RECORD = """
 import matplotlib
 matplotlib.use("Agg")
@@ -39,7 +40,10 @@ rec = run.rec
 t = timing.timed(lambda: sum(range(1000)), warmup=1, iters=5)
 rec.record("toy", "eager", 1, timing=t, baseline=True)
 rec.record("toy", "faster", 1, timing=timing.Timing([v / 2 for v in t.samples_ms], None, 0))
-fig, ax = plt.subplots(); ax.plot([1, 2, 3]); ax.set_title("a plot"); plt.show()
+fig, ax = plt.subplots(); ax.plot([1, 2, 3]); ax.set_title("a plot")
+import io
+from IPython.display import Image, display
+png = io.BytesIO(); fig.savefig(png, format="png"); display(Image(png.getvalue()))  # an image output, as on a page
 """
 
 
@@ -191,6 +195,9 @@ def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     page = (root / "book" / "results.md").read_text()
     assert "not run yet" in page and "vitlab run --backend xpu" in page
     assert f"| {'cpu' if reference else 'cpu (current stack)'} | toy | faster | 1 |" in page
+    built_page = _Page((root / "_build" / "html" / f"{chapter}.html").read_text())
+    assert [alt for _, alt in built_page.images if "logo" not in alt] == [TOY_ALT]  # the cell's mystnb.image.alt
+    assert built_page.title.startswith(f"First chapter (CPU, {book.stack()} stack)")
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("Chromium is not installed: run tools/setup-browser.sh")
@@ -236,16 +243,26 @@ class _Page(HTMLParser):
     def __init__(self, html: str):
         super().__init__()
         self.hrefs, self.text, self._hidden = [], [], 0
+        self.images, self.rel, self.title, self._in_title = [], {}, "", False  # (src, alt); rel -> (href, title)
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         self._hidden += tag in ("script", "style")
         self.hrefs += [value for name, value in attrs if tag == "a" and name == "href" and value]
+        attributes = dict(attrs)
+        if tag == "img":
+            self.images.append((attributes.get("src"), attributes.get("alt")))
+        if tag == "link" and attributes.get("rel") in ("prev", "next"):
+            self.rel[attributes["rel"]] = (attributes.get("href"), attributes.get("title"))
+        self._in_title = tag == "title"
 
     def handle_endtag(self, tag):
         self._hidden -= tag in ("script", "style")
+        self._in_title = False
 
     def handle_data(self, data):
+        if self._in_title:
+            self.title += data
         if not self._hidden:
             self.text.append(data)
 
@@ -280,6 +297,51 @@ def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, 
     # the chapters' markdown_table outputs render as tables, not as pipe text (plain CommonMark has no tables;
     # its typographer turns the rule row's --- into an em dash)
     assert "|---|" not in text and "|—|" not in text, f"{page}: a markdown table rendered as text"
+
+
+def test_every_figure_in_the_built_book_says_what_it_shows_not_where_its_file_is(built_book):
+    figures_seen = 0
+    for path in sorted(built_book.glob("book/**/*.html")):
+        for src, alt in _Page(path.read_text()).images:
+            assert not figures.is_path(alt) and Path(src).name not in alt, f"{path.name}: <img src={src}> alt={alt!r}"
+            figures_seen += "_images/" in src
+    # every chapter figure of every page, and the results page's (a figure with no text stops the build instead)
+    expected = sum(len(figures.figure_cells(json.loads(p.read_text())))
+                   for p in (ROOT / "book").glob("**/[0-9][0-9]_*.ipynb"))
+    assert figures_seen >= expected > 0
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_a_chapter_pages_title_names_its_run_so_next_and_previous_never_read_as_the_same_page(built_book, page):
+    backend, stack, _ = book.page_run(page)
+    parsed = _Page((built_book / f"{page}.html").read_text())
+    own = parsed.title.split(" \u2014 ")[0]  # "<page title> — <book title>"
+    assert own.endswith(f" ({backend.upper()}, {stack} stack)"), own
+    assert parsed.rel, f"{page}: no previous/next links"
+    for side, (href, title) in parsed.rel.items():
+        target = _Page(((built_book / page).parent / href).resolve().read_text()).title.split(" \u2014 ")[0]
+        assert title == target and title != own, f"{page}: {side} reads {title!r}, this page is {own!r}"
+
+
+@pytest.mark.parametrize("notebook", sorted(p.relative_to(ROOT).as_posix() for p in
+                                            [*(ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"),
+                                             *(ROOT / "book").glob("**/[0-9][0-9]_*.ipynb")]))
+def test_every_figure_cell_of_a_chapter_has_alt_text_for_the_build(notebook):
+    nb = json.loads((ROOT / notebook).read_text())
+    stem = Path(notebook).stem
+    for index, cell_id, first in figures.figure_cells(nb):
+        given = nb["cells"][index].get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+        assert figures.alt_text(stem, cell_id) or given, (
+            f"{notebook}: the figure of cell {cell_id!r} ({first!r}) has no alt text in vitlab/book/figures.py")
+
+
+def test_the_alt_table_names_only_figure_cells_that_exist():
+    drawn = {(p.stem, cell_id) for p in [*(ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"),
+                                         *(ROOT / "book").glob("**/[0-9][0-9]_*.ipynb")]
+             for _, cell_id, _ in figures.figure_cells(json.loads(p.read_text()))}
+    listed = {(chapter, cell_id) for chapter, cells in figures.ALT.items() for cell_id in cells}
+    assert listed <= drawn, f"stale entries: {sorted(listed - drawn)}"
+    assert all(not figures.is_path(alt) and len(alt) > 40 for cells in figures.ALT.values() for alt in cells.values())
 
 
 def test_cli_refuses_an_absent_backend_without_touching_the_book():
@@ -340,7 +402,7 @@ def test_the_toc_names_a_gpu_page_by_its_device_next_to_the_cpu_pages(tmp_path):
     rows.parent.mkdir(parents=True)
     rows.write_text(json.dumps({"backend": "cuda", "device_name": "NVIDIA H200"}) + "\n")
     entry = book.toc(tmp_path)["parts"][0]["chapters"][0]
-    assert entry["title"] == "A chapter (CPU)"
+    assert entry["title"] == "A chapter (CPU, reference stack)"
     assert entry["sections"] == [{"file": "book/current/cuda/01_a", "title": "… on CUDA (H200), current stack"}]
 
 

@@ -109,7 +109,9 @@ def test_a_figure_per_chapter_keeps_methods_apart_and_stale_figures_go(tmp_path)
     rows = [_row("eager", 10.0), _row("int8", 20.0, method="eager torch.ao")]
     current = [_current("eager", 10.0), _current("int8", 30.0, method="PT2E")]
     page = report.write_results_page(rows, tmp_path, current).read_text()
-    assert "![01_n: each variant's speed over its baseline (throughput), per run](figures/01_n_speedup.png)" in page
+    assert ("```{image} figures/01_n_speedup.png\n:alt: Dot plot of 01_n's comparisons, one panel per comparison "
+            "(m, batch 8): each variant's speed over its baseline (on throughput) on a log scale with a line at 1×, "
+            "one marker per run (cpu, cpu (current stack)) with whiskers for its 95% interval\n```") in page
     assert sorted(p.name for p in figures.iterdir()) == ["01_n_speedup.png"]
     shown = report.page_rows(rows, current)
     panel = report.panels(shown)[("m", 8, None)]
@@ -205,9 +207,24 @@ def test_a_run_tells_apart_differences_beyond_the_threshold_plus_its_median_half
 def test_figures_say_what_their_ratios_are_ratios_of(tmp_path):
     latency = [_row("eager", 10.0, batch=1, judged_by="latency"), _row("compiled", 20.0, batch=1, judged_by="latency")]
     page = report.write_results_page(latency, tmp_path).read_text()
-    assert "![01_n: each variant's speed over its baseline (latency), per run]" in page and "throughput of" not in page
+    assert "each variant's speed over its baseline (on latency) on a log scale" in page and "throughput of" not in page
     mixed = latency + [_row("eager", 10.0), _row("compiled", 20.0)]  # batch 8: judged on throughput
     page = report.write_results_page(mixed, tmp_path).read_text()
-    assert "over its baseline (latency or throughput, as each comparison is judged), per run]" in page
+    assert "over its baseline (on latency or throughput, as each comparison is judged) on a log scale" in page
     titles = {report.panel_title(key, entries) for key, entries in report.panels(report.page_rows(mixed)).items()}
     assert titles == {"m, batch 1 — against eager, on latency", "m, batch 8 — against eager, on throughput"}
+
+
+def test_each_figure_is_described_in_its_alt_text_not_named_by_its_path(tmp_path):
+    runs = [{**row, "backend": f"b{i}"} for i in range(10) for row in (_row("eager", 10.0), _row("fast", 20.0))]
+    runs += [_row("eager", 10.0, batch=1), _row("not engaged", 20.0, batch=1, engaged=False)]
+    page = report.write_results_page(runs, tmp_path).read_text()
+    alts = [line.removeprefix(":alt: ") for line in page.splitlines() if line.startswith(":alt: ")]
+    images = [line for line in page.splitlines() if line.startswith("```{image} ")]
+    assert len(alts) == len(images) == 2 and "![" not in page  # one per MAX_SERIES runs, each with its own text
+    first, second = alts
+    assert "one marker per run (b0, b1, b2, b3, b4, b5, b6, b7)" in first and "(m, batch 8)" in first
+    assert "hollow" not in first
+    assert "one marker per run (b8, b9, cpu)" in second and "(m, batch 8; m, batch 1)" in second
+    assert "a hollow marker: not engaged" in second  # as the figure's legend says, where one is drawn
+    assert not any(".png" in alt or "figures/" in alt for alt in alts)

@@ -410,15 +410,33 @@ def chapter_table(chapter: list[dict]) -> str:
                  {"of ceiling": percent, "note": str})
 
 
-def chapter_figures(chapter: list[dict], notebook: str, figures: Path, colours: dict[tuple, str]) -> list[Path]:
-    """The chapter's figure (one more per MAX_SERIES further runs, so no panel holds more series)."""
+def chapter_figures(chapter: list[dict], notebook: str, figures: Path,
+                    colours: dict[tuple, str]) -> list[tuple[Path, list[dict]]]:
+    """The chapter's figure (one more per MAX_SERIES further runs, so no panel holds more series), each with the
+    rows it was drawn from."""
     runs = runs_in(chapter)
     drawn = []
     for start in range(0, len(runs), MAX_SERIES):
         path = figures / f"{notebook}_speedup{f'_{start // MAX_SERIES + 1}' if start else ''}.png"
-        if speedup_figure([r for r in chapter if run_of(r) in runs[start:start + MAX_SERIES]], path, colours):
-            drawn.append(path)
+        shown = [r for r in chapter if run_of(r) in runs[start:start + MAX_SERIES]]
+        if speedup_figure(shown, path, colours):
+            drawn.append((path, shown))
     return drawn
+
+
+def figure_alt(notebook: str, rows: list[dict]) -> str:
+    """What speedup_figure draws from `rows`, in words: the figure's alt text."""
+    groups = panels(rows)
+    runs = [run_label(run) for run in runs_in(rows)
+            if any(run in e for entries in groups.values() for e in entries.values())]
+    names = [f"{model}, batch {batch}" + (f", {group}" if group else "") for model, batch, group in groups]
+    listed = "; ".join(names) if len(names) <= 8 else f"{len(names)} comparisons"
+    found = drawn_findings(groups)
+    hollow = any(status_of(f.row) != "ok" for f in found)  # as legend() says it
+    return (f"Dot plot of {notebook}'s comparisons, one panel per comparison ({listed}): each variant's speed over "
+            f"its baseline (on {judged_on(found)}) on a log scale with a line at 1×, one marker per run "
+            f"({', '.join(runs)}) with whiskers for its 95% interval"
+            + ("; a hollow marker: not engaged" if hollow else ""))
 
 
 def chapter_section(rows: list[dict], notebook: str, figures: Path,
@@ -426,10 +444,10 @@ def chapter_section(rows: list[dict], notebook: str, figures: Path,
     """A chapter's heading, figure and (folded) rows; returns the text and the figures drawn."""
     chapter = [r for r in rows if r["notebook"] == notebook]
     text = [f"## {notebook}", ""]
-    paths = chapter_figures(chapter, notebook, figures, colours)
-    on = judged_on(drawn_findings(panels(chapter)))
-    for path in paths:
-        text += [f"![{notebook}: each variant's speed over its baseline ({on}), per run](figures/{path.name})", ""]
+    drawn = chapter_figures(chapter, notebook, figures, colours)
+    paths = [path for path, _ in drawn]
+    for path, shown in drawn:  # the directive's alt is plain text (a Markdown image's is parsed as inline markup)
+        text += [f"```{{image}} figures/{path.name}", f":alt: {figure_alt(notebook, shown)}", "```", ""]
     if paths:
         text += ["One panel per comparison, its title naming what it is judged on; one marker per run at the ratio "
                  "its verdict was computed from, whiskers for the 95% interval; a variant skipped, failed or untimed "

@@ -1,6 +1,7 @@
 """The book pipeline: papermill runs the chapters per backend, Jupyter Book renders them."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import subprocess
@@ -189,10 +190,29 @@ def _device(backend: str, stack_name: str, root: Path) -> str:
     return f" ({short_name(names.pop())})" if len(names) == 1 else ""
 
 
+def run_label(backend: str, stack_name: str, root: Path = ROOT) -> str:
+    """How a page's title names its run: 'CPU, reference stack', 'CUDA (H200), current stack'. The chapter's pages
+    share its heading; this is what tells them apart, in the table of contents and (book/_ext/page_titles.py) in
+    each page's own title, which the previous/next links show."""
+    return f"{backend.upper()}{_device(backend, stack_name, root)}, {stack_name} stack"
+
+
+def page_run(pagename: str) -> tuple[str, str, str] | None:
+    """(backend, stack, chapter) of an executed chapter's page name ('book/current/cpu/02_torch_compile'), else None."""
+    parts = pagename.split("/")
+    if len(parts) < 3 or parts[0] != "book" or not fnmatch.fnmatch(f"{parts[-1]}.ipynb", chapter_table.PATTERN):
+        return None
+    for stack_name in layout.STACKS:
+        for backend in layout.BACKENDS:
+            if layout.page(backend, stack_name, parts[-1]) == pagename:
+                return backend, stack_name, parts[-1]
+    return None
+
+
 def toc(root: Path = ROOT) -> dict:
     """_toc.yml: intro, each chapter with its executed notebook per backend, the results page."""
     parts = []
-    labels = {(b, stack_name): f"{b.upper()}{_device(b, stack_name, root)}{layout.stack_label(stack_name)}"
+    labels = {(b, stack_name): run_label(b, stack_name, root)
               for stack_name in layout.STACKS for b in layout.BACKENDS}  # each rows file read once
     for notebook in chapters(root):
         runs = [(layout.page(b, stack_name, notebook.stem), labels[b, stack_name])

@@ -79,7 +79,3 @@ def figures_dir(book_dir: Path) -> Path:
     """Where the results page's figures go."""
     return book_dir / "figures"
 
-
-def stack_label(stack: str) -> str:
-    """How a page title names the stack: '' for the reference, ', current stack' otherwise."""
-    return "" if stack == "reference" else f", {stack} stack"
