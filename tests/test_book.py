@@ -179,6 +179,7 @@ def test_vitlab_run_through_the_cli_runs_a_chapter_into_a_folder(tmp_path, monke
     assert results.row_problems(rows) == []
 
 
+@pytest.mark.book_build
 def test_the_book_builds_and_renders_in_a_browser(ran_book, tmp_path):
     root = ran_book[0]
     # `vitlab book` only reads rows and runs Jupyter Book: it builds with torch unimportable.
@@ -279,6 +280,7 @@ def built_book(tmp_path_factory):
     return root / "_build" / "html"
 
 
+@pytest.mark.book_build
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, page):
     html = (built_book / f"{page}.html").read_text()
@@ -299,6 +301,7 @@ def test_chapter_pages_show_the_story_and_launch_the_clean_notebook(built_book, 
     assert "|---|" not in text and "|—|" not in text, f"{page}: a markdown table rendered as text"
 
 
+@pytest.mark.book_build
 def test_every_figure_in_the_built_book_says_what_it_shows_not_where_its_file_is(built_book):
     figures_seen = 0
     for path in sorted(built_book.glob("book/**/*.html")):
@@ -311,6 +314,7 @@ def test_every_figure_in_the_built_book_says_what_it_shows_not_where_its_file_is
     assert figures_seen >= expected > 0
 
 
+@pytest.mark.book_build
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_a_chapter_pages_title_names_its_run_so_next_and_previous_never_read_as_the_same_page(built_book, page):
     backend, stack, _ = book.page_run(page)
