@@ -157,6 +157,7 @@ def test_rows_of_one_model_and_batch_in_different_comparisons_never_read_alike(t
     assert "| cpu | m | compiled (sweep) | 8 |" in page and "| cpu | m | eager (without IPEX) ◆ | 8 |" in page
     assert "| cpu | 01_n | m | compiled (without IPEX) | 8 |" in page and "| cpu | 01_n | m | compiled | 8 |" in page
     assert "**compiled (without IPEX)** (m, batch 8): 1.20× eager" in page  # the summary names the group too
+    assert report.row_label({"variant": "training run fp32", "group": "training run"}) == "training run fp32"
 
 
 def test_the_ratio_beside_a_verdict_is_the_findings_not_a_ratio_of_medians(tmp_path):
@@ -228,3 +229,11 @@ def test_each_figure_is_described_in_its_alt_text_not_named_by_its_path(tmp_path
     assert "one marker per run (b8, b9, cpu)" in second and "(m, batch 8; m, batch 1)" in second
     assert "a hollow marker: not engaged" in second  # as the figure's legend says, where one is drawn
     assert not any(".png" in alt or "figures/" in alt for alt in alts)
+
+
+def test_a_note_shows_as_written_not_as_markdown(tmp_path):
+    why = "AttributeError: __torch__.torch.classes.quantized.X has no field *obj* [see `y`]"
+    rows = [_row("eager", 10.0), _row("saving", None, status="failed", failed=why)]
+    page = report.write_results_page(rows, tmp_path).read_text()
+    assert r"\_\_torch\_\_.torch.classes.quantized.X has no field \*obj\* \[see \`y\`\]" in page
+    assert "| __torch__" not in page

@@ -5,6 +5,7 @@ stacks pairs rows whose SAME_METHOD fields are equal, and every sentence is writ
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -65,7 +66,8 @@ def timed(row: dict) -> bool:
 def row_label(row: dict) -> str:
     """A row's name on the page: its variant, then its comparison group and 'sweep' where it has them, so rows of
     one model and batch in different comparisons never read alike: 'fp32 (without IPEX)', 'default (fp32, sweep)'."""
-    marks = [mark for mark in (row.get("group"), "sweep" if row.get("sweep") else None) if mark]
+    marks = [mark for mark in (row.get("group"), "sweep" if row.get("sweep") else None)
+             if mark and not str(row.get("variant")).startswith(mark)]  # not 'training run fp32 (training run)'
     return f"{row.get('variant')}" + (f" ({', '.join(marks)})" if marks else "")
 
 
@@ -400,6 +402,12 @@ def note(row: dict) -> str:
     return row.get("reason") or row.get("skipped") or row.get("failed") or ""
 
 
+def literal(text) -> str:
+    """`text` with Markdown's emphasis, code and link marks escaped, so that a reason shows as written: an error's
+    '__torch__.torch.classes' would otherwise render as a bold 'torch'."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", str(text))
+
+
 def chapter_table(chapter: list[dict]) -> str:
     extra = [field for field in OPTIONAL_COLUMNS if any(r.get(field) is not None for r in chapter)]
     header = (["backend", "model", "variant", "batch", "median ms", "p90 ms", "items/s", "judged by",
@@ -407,7 +415,7 @@ def chapter_table(chapter: list[dict]) -> str:
                "status"] + extra + ["note"])
     found = own_findings(chapter)
     return table(header, [row_line(r, extra, found.get((r["stack"], method_key(r)))) for r in chapter],
-                 {"of ceiling": percent, "note": str})
+                 {"of ceiling": percent, "note": literal})
 
 
 def chapter_figures(chapter: list[dict], notebook: str, figures: Path,
