@@ -237,3 +237,11 @@ def test_a_note_shows_as_written_not_as_markdown(tmp_path):
     page = report.write_results_page(rows, tmp_path).read_text()
     assert r"\_\_torch\_\_.torch.classes.quantized.X has no field \*obj\* \[see \`y\`\]" in page
     assert "| __torch__" not in page
+
+
+def test_the_summary_names_rows_by_the_label_their_chapter_says():
+    base = _row("serve fp32 1x2", 10.0, label="fp32 in 1 instance of 2 cores", baseline=True)
+    other = _row("serve fp32 2x1", 20.0, label="fp32 in 2 instances of 1 core")
+    said = report.finding_sentence(compare(other, base))
+    assert said.startswith("**fp32 in 2 instances of 1 core** (m, batch 8): 2.00× fp32 in 1 instance of 2 cores (")
+    assert "serve fp32" not in said

@@ -100,10 +100,12 @@ def decided(found: list[Finding]) -> list[Finding]:
 
 
 def finding_sentence(found: Finding) -> str:
-    """'**X** (model, batch 1): 1.23× Y (95% interval 1.20–1.26×)'."""
+    """'**X** (model, batch 1): 1.23× Y (95% interval 1.20–1.26×)', each row named by its `label` where it has one
+    (the words its chapter's sentences use), else by its variant."""
     row, i = found.row, found.interval
-    return (f"**{row_label(row)}** ({row.get('model')}, batch {row.get('batch')}): {found.ratio:.2f}× "
-            f"{found.baseline.get('variant')} (95% interval {i.low:.2f}–{i.high:.2f}×)")
+    return (f"**{row.get('label') or row_label(row)}** ({row.get('model')}, batch {row.get('batch')}): "
+            f"{found.ratio:.2f}× {found.baseline.get('label') or found.baseline.get('variant')} "
+            f"(95% interval {i.low:.2f}–{i.high:.2f}×)")
 
 
 VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "not engaged", "not timed", "skipped", "failed")
