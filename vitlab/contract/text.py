@@ -62,6 +62,14 @@ def markdown_table(rows: list[dict], formats: dict[str, str] | None = None, colu
     return Markdown("\n".join(lines))
 
 
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def counted(n: int, noun: str, words: bool = False) -> str:
+    """`n` of `noun`, the noun plural unless n is 1: '2 instances', '1 core'; `words`: 'two ranks' (up to eight)."""
+    return f"{NUMBER_WORDS.get(n, n) if words else n} {noun}{'s' * (n != 1)}"
+
+
 def yes_no(value) -> str:
     """A check said as a word: 'yes', 'no', or 'unknown' where it was not measured (None)."""
     return "unknown" if value is None else "yes" if value else "no"

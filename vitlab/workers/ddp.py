@@ -32,6 +32,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
 from vitlab.contract.layout import BACKENDS, ON_DEVICE
+from vitlab.contract.text import counted
 
 # The collective library per device (vitlab.contract.layout.BACKENDS): gloo for CPUs, NCCL for NVIDIA (RCCL on
 # ROCm builds, same name), XCCL for Intel GPUs (native since torch 2.8; torch-ccl's "ccl" is discontinued).
@@ -56,20 +57,15 @@ def rank_device(backend: str, local_rank: int) -> torch.device:
     return torch.device(kind) if kind == "cpu" else torch.device(kind, local_rank)
 
 
-NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
-
-
 def label(ranks: int, threads: int, device: str = "cpu", cores: int | None = None) -> str:
     """A DDP run as a sentence names it (its row's `label`, which a finding says for the row): 'one rank of 1
     thread', 'two ranks of 1 thread each', 'one process using all 4 cores' (one rank given all `cores`), and on
     an accelerator 'two ranks on two cuda devices' (threads do not matter there)."""
-    def count(n: int, noun: str) -> str:
-        return f"{NUMBER_WORDS.get(n, n)} {noun}{'s' * (n != 1)}"
     if device != "cpu":
-        return f"{count(ranks, 'rank')} on {count(ranks, f'{device} device')}"
+        return f"{counted(ranks, 'rank', words=True)} on {counted(ranks, f'{device} device', words=True)}"
     if ranks == 1 and cores and cores > 1 and threads >= cores:
         return f"one process using all {cores} cores"
-    return f"{count(ranks, 'rank')} of {threads} thread{'s' * (threads != 1)}{' each' * (ranks > 1)}"
+    return f"{counted(ranks, 'rank', words=True)} of {counted(threads, 'thread')}{' each' * (ranks > 1)}"
 
 
 def parameter_hash(model: torch.nn.Module) -> str:

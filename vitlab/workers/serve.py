@@ -186,7 +186,8 @@ def round_fields(lines: list[dict], batch: int) -> dict:
 
 def layout(instances: int, cores_each: int) -> str:
     """A serving layout in words: '1 instance of 2 cores', '2 instances of 1 core'."""
-    return f"{instances} instance{'s' * (instances != 1)} of {cores_each} core{'s' * (cores_each != 1)}"
+    from vitlab.contract.text import counted
+    return f"{counted(instances, 'instance')} of {counted(cores_each, 'core')}"
 
 
 def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batches, *, baseline: bool,
