@@ -167,10 +167,23 @@ def test_an_inconclusive_finding_says_whether_its_interval_is_wide_or_sits_at_th
     edge = dict(base, variant="compiled", median_ms=9.5,  # 1.05x faster, a narrow interval across 1.05
                 round_medians_ms=[10 / (1.05 * (1 + 0.01 * (-1) ** k)) for k in range(12)])
     wide = dict(edge, round_medians_ms=[10 / (1.05 * (1 + 0.3 * (-1) ** k)) for k in range(12)])
-    at_edge, too_wide = findings.compare(edge, base), findings.compare(wide, base)
-    assert at_edge.verdict == too_wide.verdict == "inconclusive"
-    assert at_edge.band <= findings.THRESHOLD < too_wide.band
-    assert "sits at the ±5% threshold" in at_edge.said() and "too wide" in too_wide.said()
+    # 1.10x, an interval wider than the threshold but wholly above a tie: it reaches across 1.05, it is not "wide"
+    above = dict(edge, round_medians_ms=[10 / (1.10 * (1 + 0.11 * (-1) ** k)) for k in range(12)])
+    at_edge, too_wide, one_side = (findings.compare(r, base) for r in (edge, wide, above))
+    assert at_edge.verdict == too_wide.verdict == one_side.verdict == "inconclusive"
+    assert at_edge.band <= findings.THRESHOLD < min(too_wide.band, one_side.band)
+    assert too_wide.interval.low < 1 < too_wide.interval.high and 1 < one_side.interval.low < 1 + findings.THRESHOLD
+    for found in (at_edge, one_side):
+        assert "reaches across the ±5% threshold" in found.said() and "too wide" not in found.said()
+    assert "too wide" in too_wide.said()
+
+
+def test_a_reason_with_brackets_of_its_own_is_not_bracketed_again():
+    row = {"variant": "ipex", "batch": 1, "status": "skipped",
+           "reason": "IPEX unavailable: not installed (archived; 2.8 is the last)"}
+    said = findings.compare(row, {"variant": "eager", "batch": 1, "median_ms": 1.0}).said()
+    assert said == "not measured: skipped here — why: IPEX unavailable: not installed (archived; 2.8 is the last)"
+    assert findings.because("no IPEX") == "(why: no IPEX)"
 
 
 def test_a_shortened_reason_closes_the_brackets_its_cut_left_open():

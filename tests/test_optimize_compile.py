@@ -76,7 +76,7 @@ def test_a_mode_said_alone_keeps_its_verdict_and_drops_only_the_feature_note():
     eager = mode_row("eager", 100.0, eager=True)
     ro = mode_row("reduce-overhead", 90.0, engaged=False, reason="CUDA graphs not engaged (x); 0 graph break(s)")
     finding = findings.compare(ro, eager)
-    assert finding.said().endswith("its feature did not engage (why: CUDA graphs not engaged (x); 0 graph break(s))")
+    assert finding.said().endswith("its feature did not engage — why: CUDA graphs not engaged (x); 0 graph break(s)")
     assert optimize.said_alone(finding) == finding.said().split("; its feature")[0]
     assert optimize.said_alone(finding).startswith("faster than eager bf16 in latency (1.11×")
 

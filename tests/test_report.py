@@ -65,10 +65,15 @@ def test_what_each_run_showed_is_said_from_the_rows_and_flips_with_them(tmp_path
     page = report.write_results_page(rows, tmp_path).read_text()
     summary = page.split("## What each run showed")[1].split("## ")[0]
     assert ("faster than their baselines: **compiled** (m, batch 8): 2.00× eager (95% interval 1.98–2.02×); of 5 "
-            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged, 1 skipped, 1 failed.") in summary
+            "variants against a baseline: 1 faster, 1 within noise, 1 not engaged (judged anyway: 1 faster), 1 skipped, "
+            "1 failed.") in summary
+    idle = [_row("eager", 10.0), _row("graphs", 30.0, engaged=False, reason="no CUDA graphs here")]
+    summary = report.write_results_page(idle, tmp_path).read_text().split("## What each run showed")[1]
+    assert ("no variant with its feature engaged beat its baseline under the rule; of 1 variant against a "
+            "baseline: 1 not engaged (judged anyway: 1 faster).") in summary
     slower = [_row("eager", 10.0), _row("compiled", 5.0, spread=0.3)]
     summary = report.write_results_page(slower, tmp_path).read_text().split("## What each run showed")[1]
-    assert "no variant beat its baseline under the rule; of 1 variants against a baseline: 1 slower." in summary
+    assert "no variant beat its baseline under the rule; of 1 variant against a baseline: 1 slower." in summary
 
 
 def test_the_summary_links_a_chapter_only_where_its_page_exists(tmp_path):

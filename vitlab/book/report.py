@@ -13,7 +13,7 @@ from pathlib import Path
 from vitlab.contract import layout
 from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings, judged_by
 from vitlab.contract.rows import latest_runs, status_of
-from vitlab.contract.text import markdown_table
+from vitlab.contract.text import counted, markdown_table
 
 # Two rows measure the same thing on two stacks only when all of these are equal (a field a row lacks is None,
 # which matches only another row lacking it): same chapter, model, variant, batch and comparison, and the same
@@ -112,10 +112,14 @@ VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "not engage
 
 
 def tally(found: list[Finding]) -> str:
-    """'of 8 variants against a baseline: 2 faster, 4 within noise, 1 inconclusive, 1 skipped'."""
+    """'of 8 variants against a baseline: 2 faster, 4 within noise, 1 not engaged (judged anyway: 1 faster), 1
+    skipped': a variant whose feature did not engage counts apart, with the verdict its chapter still gives it."""
     counts = Counter(outcome(f) for f in found)
-    parts = [f"{counts[word]} {word}" for word in VERDICT_ORDER if counts[word]]
-    return f"of {len(found)} variants against a baseline: " + ", ".join(parts)
+    idle = Counter(f.verdict for f in found if outcome(f) == "not engaged")
+    judged = ", ".join(f"{idle[v]} {v}" for v in VERDICT_ORDER if idle[v])
+    parts = [f"{counts[word]} {word}" + (f" (judged anyway: {judged})" if word == "not engaged" else "")
+             for word in VERDICT_ORDER if counts[word]]
+    return f"of {counted(len(found), 'variant')} against a baseline: " + ", ".join(parts)
 
 
 def resolution_line(found: list[Finding]) -> list | None:
@@ -162,7 +166,9 @@ def run_summary(rows: list[dict], run: tuple[str, str], book_dir: Path) -> list[
         if not found:
             said = "no variant measured against a baseline"
         elif not faster:
-            said = f"no variant beat its baseline under the rule; {tally(found)}"
+            idle = any(f.verdict == "faster" for f in found)  # faster, but not through the feature it names
+            said = (f"no variant{' with its feature engaged' if idle else ''} beat its baseline under the rule; "
+                    f"{tally(found)}")
         else:
             more = f", and {len(faster) - 2} more" if len(faster) > 2 else ""
             said = (f"faster than their baselines: {'; '.join(finding_sentence(f) for f in faster[:2])}{more}; "

@@ -169,29 +169,42 @@ class Finding:
         verdict = self.verdict
         why = shorten((str(self.row.get("reason") or "no reason recorded").splitlines() or [""])[0], 140)
         if verdict == "failed":
-            return f"not measured: it failed here (why: {why})"
+            return f"not measured: it failed here {because(why)}"
         if verdict == "skipped":
-            return f"not measured: skipped here (why: {why})"
+            return f"not measured: skipped here {because(why)}"
         if verdict == "not timed":
-            return f"not timed (why: {why})"
+            return f"not timed {because(why)}"
         by = " in latency" if self.by == "latency" else ""
         evidence = self.evidence()
         if verdict == "within noise":
             text = f"within noise of {against}{by} ({evidence}, inside ±{self.threshold:.0%})"
         elif verdict == "inconclusive":
-            few = self.interval is None or self.interval.rounds < MIN_ROUNDS
-            edge = not few and self.interval.half_width <= self.threshold  # narrow, but across the threshold
-            why_not = ("too few rounds" if few else f"the difference sits at the ±{self.threshold:.0%} threshold"
-                       if edge else "the interval is too wide to call")
-            text = f"not told apart from {against}{by}: {why_not} ({evidence})"
+            text = f"not told apart from {against}{by}: {self.undecided_because()} ({evidence})"
         else:
             text = f"{verdict} than {against}{by} ({evidence})"
         if engaged_note and status_of(self.row) == "not engaged":
-            text += f"; its feature did not engage (why: {why})"
+            text += f"; its feature did not engage {because(why)}"
         return text
+
+    def undecided_because(self) -> str:
+        """Why an inconclusive finding is one: too few rounds; an interval on one side of a tie that reaches across
+        the threshold (a difference about the threshold's size: another run could call it either way); or an
+        interval that holds a tie and a difference beyond the threshold (too wide to call)."""
+        i = self.interval
+        if i is None or i.rounds < MIN_ROUNDS:
+            return "too few rounds"
+        one_side = i.low > 1 or i.high < 1
+        if one_side or i.half_width <= self.threshold:
+            return f"the interval reaches across the ±{self.threshold:.0%} threshold"
+        return "the interval is too wide to call"
 
     def __str__(self) -> str:
         return f"{self.row.get('variant')} at batch {self.row.get('batch')}: {self.said()}"
+
+
+def because(why: str) -> str:
+    """'(why: …)', or '— why: …' where the reason has brackets of its own (no '(why: … (…))')."""
+    return f"— why: {why}" if "(" in why or ")" in why else f"(why: {why})"
 
 
 def whiskers(found: list[Finding]) -> list[list[float]]:
