@@ -203,3 +203,13 @@ def test_whiskers_span_each_findings_95_percent_interval_around_its_ratio_and_no
     assert found.ratio - below[0] == pytest.approx(found.interval.low)
     assert found.ratio + above[0] == pytest.approx(found.interval.high)
     assert below[0] > 0 and above[0] > 0 and (below[1], above[1]) == (0.0, 0.0)
+
+
+def test_an_accuracy_change_is_said_in_images_and_a_change_inside_the_band_is_not_a_gain():
+    said = findings.accuracy_said
+    assert said(430 / 450, 430 / 450, 450) == "kept fp32's held-out top-1 (430 of 450 images right)"
+    assert said(433 / 450, 430 / 450, 450) == ("stayed within 1 point of fp32's held-out top-1 (+0.7 points: 3 more "
+                                               "of 450 images right)")
+    assert said(419 / 450, 430 / 450, 450, against="eager fp32") == (
+        "lost 2.4 points of held-out top-1 against eager fp32 (11 fewer of 450 images right), more than the 1-point band")
+    assert said(441 / 450, 430 / 450, 450).startswith("gained 2.4 points")

@@ -202,6 +202,27 @@ class Finding:
         return f"{self.row.get('variant')} at batch {self.row.get('batch')}: {self.said()}"
 
 
+ACCURACY_BAND = 0.01  # held-out top-1 within one point (and half an image) of the reference's: a tie
+
+
+def accuracy_said(top1: float, reference: float, images: int, against: str = "fp32",
+                  band: float = ACCURACY_BAND) -> str:
+    """A variant's held-out top-1 against the reference's, as the end of a sentence whose subject is the variant:
+    'kept fp32's held-out top-1 (430 of 450 images right)', 'stayed within 1 point of fp32's held-out top-1
+    (+0.7 points: 3 more of 450 images right)', 'lost 2.4 points of held-out top-1 against fp32 (11 fewer of 450
+    images right), more than the 1-point band'. Counts are images, rounded from the two accuracies."""
+    more = round((top1 - reference) * images)
+    right = f"{round(top1 * images)} of {images} images right"
+    if more == 0:
+        return f"kept {against}'s held-out top-1 ({right})"
+    images_said = f"{abs(more)} {'more' if more > 0 else 'fewer'} of {images} images right"
+    points = 100 * (top1 - reference)
+    if abs(top1 - reference) <= band + 0.5 / images:
+        return f"stayed within {100 * band:g} point of {against}'s held-out top-1 ({points:+.1f} points: {images_said})"
+    return (f"{'gained' if more > 0 else 'lost'} {abs(points):.1f} points of held-out top-1 against {against} "
+            f"({images_said}), more than the {100 * band:g}-point band")
+
+
 def because(why: str) -> str:
     """'(why: …)', or '— why: …' where the reason has brackets of its own (no '(why: … (…))')."""
     return f"— why: {why}" if "(" in why or ")" in why else f"(why: {why})"
