@@ -182,3 +182,15 @@ def test_a_runtime_that_is_not_installed_says_so_and_one_that_breaks_on_import_s
     monkeypatch.syspath_prepend(str(tmp_path))
     module, why = runtimes.load_runtime("vitlab_broken_runtime")
     assert module is None and why == "vitlab_broken_runtime unavailable: ImportError: built for another torch"
+
+
+def test_images_changed_counts_images_and_says_them_as_a_sentence():
+    fp32 = {"accuracy": 0.90, "top1_agreement": 1.0}
+    assert runtimes.images_changed(fp32, fp32, 100) == {"changed": 0, "net": 0, "verdict": "the reference"}
+    same = runtimes.images_changed({"accuracy": 0.90, "top1_agreement": 0.97}, fp32, 100)
+    assert runtimes.images_said(same) == "got as many right as eager fp32 (3 answers changed)"
+    one = runtimes.images_changed({"accuracy": 0.91, "top1_agreement": 0.99}, fp32, 100)
+    assert one["verdict"] == "tie" and "1 more right than eager fp32: a tie" in runtimes.images_said(one)
+    lost = runtimes.images_changed({"accuracy": 0.87, "top1_agreement": 0.95}, fp32, 100)
+    assert runtimes.images_said(lost) == "lost 3 correct answers against eager fp32 (5 answers changed)"
+    assert runtimes.images_said({"net": None, "changed": 2, "verdict": None}) == "was not scored"

@@ -94,6 +94,11 @@ def test_compare_steps_times_every_variant_in_rounds_and_a_cut_backward_is_a_fai
     assert by["fp32"]["timing_session"] == by["fp32 (re-timed)"]["timing_session"]  # one interleaved call
     assert "| held-out |" in train.step_table(rows)
     assert "held-out" not in train.step_table(rows, accuracy=False)  # random weights: no accuracy
+    assert 0 <= by["fp32"]["accuracy"] <= 1 and "weights" not in by["fp32"]
+    model.vitlab_weights = "random init"  # a model with random weights: timed, not scored
+    fresh = train.compare_steps(rec, "tiny", model, make_step, images, labels, [(images, labels)],
+                                variants=("fp32",), budget_s=0.05, warmup=1)
+    assert fresh[0].get("accuracy") is None and fresh[0]["weights"] == "random, speed only"
     assert by["fp32 (re-timed)"]["control"] is True and by["fp32"]["baseline"] is True
     assert train.gradient_check(by["bf16 autocast"]) == "only 2 of 6 trainable parameters got a gradient (a failed row)"
 

@@ -223,7 +223,7 @@ def inductor_gemm_route(dynamic: bool, features: tuple[int, int] = (768, 3072), 
     code = "\n".join(code)
     if "_linear_pointwise" in code:
         return "oneDNN's packed linear"
-    return "MKL's packed GEMM" if "mkl_linear" in code else "ATen's mm (no packing)"
+    return "MKL's packed GEMM" if "mkl_linear" in code else "ATen's mm"
 
 
 def count_qdq(graph_module) -> int:

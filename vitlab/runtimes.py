@@ -114,10 +114,26 @@ def onnx_integer_kernels(optimized_path) -> tuple[int, dict[str, int]]:
 def images_changed(score: dict, reference: dict, n: int) -> dict:
     """A variant's held-out result against eager fp32's, in images (not percent): how many top-1 answers differ
     from fp32's, and the net change in correct answers; |net| <= 1 image is a tie (one image is noise)."""
+    if score is reference:
+        return {"changed": 0, "net": 0, "verdict": "the reference"}
     changed = round((1 - score["top1_agreement"]) * n)
     net = None if score.get("accuracy") is None else round((score["accuracy"] - reference["accuracy"]) * n)
     word = None if net is None else "tie" if abs(net) <= 1 else "gained" if net > 0 else "lost"
     return {"changed": changed, "net": net, "verdict": word}
+
+
+def images_said(change: dict, against: str = "eager fp32") -> str:
+    """images_changed's result as the end of a sentence whose subject is the variant: 'got as many right as eager
+    fp32', 'got 1 more right than eager fp32: a tie (one image is noise)', 'lost 3 correct answers against eager
+    fp32'; with how many of its answers differ from the reference's."""
+    net, changed = change["net"], f"{change['changed']} answer{'s' * (change['changed'] != 1)} changed"
+    if net is None:
+        return "was not scored"
+    if net == 0:
+        return f"got as many right as {against} ({changed})"
+    if change["verdict"] == "tie":
+        return f"got {abs(net)} {'more' if net > 0 else 'fewer'} right than {against}: a tie, one image is noise ({changed})"
+    return f"{change['verdict']} {abs(net)} correct answers against {against} ({changed})"
 
 
 def calibration_reader(batches, input_name: str):
@@ -217,7 +233,7 @@ def summary_rows(rows: list[dict], model: str, big_batch: int, labelled: bool) -
                     "MB": r.get("size_mb"), "top-1" if labelled else "agreement":
                     r.get("accuracy" if labelled else "top1_agreement"),
                     "b1 ms": r.get("median_ms"), "b1 p90 ms": r.get("p90_ms"), "spread": r.get("spread"),
-                    f"b{big_batch} img/s": big.get("throughput"), f"b{big_batch} speedup": big.get("speedup"),
+                    f"b{big_batch} img/s": big.get("throughput"), f"b{big_batch} × fp32 (medians)": big.get("speedup"),
                     "% ceiling": None if not big.get("ceiling_fraction") else 100 * big["ceiling_fraction"],
                     "status": status_of(r)})
     return out

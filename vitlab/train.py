@@ -298,8 +298,9 @@ def _cut_backward(rec, name, variant, ready, batch, common) -> dict | None:
 
 
 def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, device, common,
-                 flops_per_item=None, ceilings=None) -> dict:
-    """One timed training-step row, with the held-out logits checked against eager fp32's and, given the forward
+                 flops_per_item=None, ceilings=None, scored=True) -> dict:
+    """One timed training-step row, with the held-out logits checked against eager fp32's (and their accuracy
+    where the weights were trained: `scored`; a random-weight model's row says 'random, speed only'), and, given the forward
     FLOPs per image, the training FLOP/s (3 x forward: the backward pass costs about twice the forward) against the
     measured ceiling of the variant's precision."""
     from vitlab.results import correctness
@@ -316,7 +317,8 @@ def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, 
     return rec.record(name, variant, batch, timing=timing, baseline=variant == "fp32", engaged=ready["engaged"],
                       compile_s=ready["first_step_s"] if variant == "torch.compile" else None,
                       correct=correctness(predicted, reference), reason=ready["reason"],
-                      accuracy=float((predicted.argmax(-1) == truth).float().mean()),
+                      **({"accuracy": float((predicted.argmax(-1) == truth).float().mean())} if scored
+                         else {"weights": "random, speed only"}),
                       first_step_s=ready["first_step_s"], grads_with=want, grads_total=want, **extra, **common)
 
 
@@ -333,6 +335,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     from vitlab.contract.text import first_line
     from vitlab.timing import interleaved
     reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
+    scored = not str(getattr(trained_model, "vitlab_weights", "")).startswith("random")  # labels mean something
     rows, ready, batch = [], {}, len(images)
     common = lambda variant: dict(kind="training step", dataset=dataset, **_STEP_FIELDS.get(variant, {}), **fields)
     for variant in variants:
@@ -357,7 +360,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
                           baseline="fp32")
     for variant, r in ready.items():
         rows.append(_record_step(rec, name, variant, r, timings[variant], batch, reference, held_out, device,
-                                 common(variant), flops_per_item, ceilings))
+                                 common(variant), flops_per_item, ceilings, scored))
     order = {v: i for i, v in enumerate(variants)}
     return sorted(rows, key=lambda row: order.get(row["variant"], len(order)))
 

@@ -42,9 +42,9 @@ ALT: dict[str, dict[str, str]] = {
                    "the large batch (higher is better), each bar labelled with its top-1 accuracy",
     },
     "04_hardware_integration": {
-        "f9a64091": "Horizontal bar chart: DDP training throughput of vit-32px (images/s, all ranks together) for "
-                    "one rank, two ranks and, where drawn, one process with all cores, each bar labelled with its "
-                    "rate",
+        "f9a64091": "Horizontal bar chart: DDP training throughput of vit-32px (images/s, all ranks together) over "
+                    "one rank with the same threads, for two ranks and, where drawn, one process with all cores, "
+                    "with 95% interval whiskers, a line at 1× and each bar labelled with its ratio",
         "b876fe7b": "Two horizontal bar charts, batch 1 and the large batch: speed of each quantization variant of "
                     "vit-32px over eager fp32, with 95% interval whiskers, a line at 1× and "
                     "each bar labelled with its ratio",

@@ -236,6 +236,21 @@ def whiskers(found: list[Finding]) -> list[list[float]]:
     return [[below for below, _ in spans], [above for _, above in spans]]
 
 
+def ratio_bars(ax, found: list[Finding], baseline: str, names: list[str] | None = None):
+    """Findings drawn on matplotlib axes `ax` as horizontal bars of their ratio: the baseline at 1× in grey, then
+    one bar per finding (named by `names`, else its row's variant) with its 95% interval as whiskers, a line at
+    1× and each bar labelled with its ratio; untimed findings are left out."""
+    timed = [(f, n) for f, n in zip(found, names or [f.row["variant"] for f in found]) if f.ratio]
+    ratios = [1.0] + [f.ratio for f, _ in timed]
+    below, above = ([0.0] + side for side in whiskers([f for f, _ in timed]))
+    ax.barh([baseline] + [n for _, n in timed], ratios, xerr=[below, above], capsize=3,
+            color=["tab:gray"] + ["tab:blue"] * len(timed))
+    for i, (ratio, up) in enumerate(zip(ratios, above)):
+        ax.text(ratio + up, i, f" {ratio:.2f}×", va="center")
+    ax.axvline(1, color="black", lw=0.8)
+    ax.margins(x=0.2)
+
+
 def compare(row: dict, baseline: dict, control: dict | None = None, threshold: float = THRESHOLD) -> Finding:
     """`row` against `baseline`, judged on the row's `judged_by`, widened by `control`'s drift where one is given."""
     by = judged_by(row)
