@@ -211,7 +211,8 @@ def test_an_accuracy_change_is_said_in_images_and_a_change_inside_the_band_is_no
     assert said(433 / 450, 430 / 450, 450) == ("stayed within 1 point of fp32's held-out top-1 (+0.7 points: 3 more "
                                                "of 450 images right)")
     assert said(419 / 450, 430 / 450, 450, against="eager fp32") == (
-        "lost 2.4 points of held-out top-1 against eager fp32 (11 fewer of 450 images right), more than the 1-point band")
+        "lost 2.4 points of held-out top-1 against eager fp32 (11 fewer of 450 images right), "
+        "more than the 1-point band")
     assert said(441 / 450, 430 / 450, 450).startswith("gained 2.4 points")
     assert said(435 / 450, 430 / 450, 450).startswith("gained 1.1 points")  # 5 images: more than 1 point of 450
     assert said(434 / 450, 430 / 450, 450).startswith("stayed within 1 point")  # 4 images: 0.9 points

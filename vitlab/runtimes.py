@@ -124,15 +124,17 @@ def images_changed(score: dict, reference: dict, n: int) -> dict:
 
 def images_said(change: dict, against: str = "eager fp32") -> str:
     """images_changed's result as the end of a sentence whose subject is the variant: 'got as many right as eager
-    fp32', 'got 1 more right than eager fp32: a tie (one image is noise)', 'lost 3 correct answers against eager
-    fp32'; with how many of its answers differ from the reference's."""
+    fp32 (3 answers changed)', 'got 1 more right than eager fp32: a tie, one image is noise (1 answer changed)',
+    'lost 3 correct answers against eager fp32 (5 answers changed)': the net change in correct answers, then how
+    many of its answers differ from the reference's."""
     net, changed = change["net"], f"{change['changed']} answer{'s' * (change['changed'] != 1)} changed"
     if net is None:
         return "was not scored"
     if net == 0:
         return f"got as many right as {against} ({changed})"
     if change["verdict"] == "tie":
-        return f"got {abs(net)} {'more' if net > 0 else 'fewer'} right than {against}: a tie, one image is noise ({changed})"
+        more = "more" if net > 0 else "fewer"
+        return f"got {abs(net)} {more} right than {against}: a tie, one image is noise ({changed})"
     return f"{change['verdict']} {abs(net)} correct answers against {against} ({changed})"
 
 

@@ -300,8 +300,8 @@ def _cut_backward(rec, name, variant, ready, batch, common) -> dict | None:
 def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, device, common,
                  flops_per_item=None, ceilings=None, scored=True) -> dict:
     """One timed training-step row, with the held-out logits checked against eager fp32's (and their accuracy
-    where the weights were trained: `scored`; a random-weight model's row says 'random, speed only'), and, given the forward
-    FLOPs per image, the training FLOP/s (3 x forward: the backward pass costs about twice the forward) against the
+    where the weights were trained: `scored`; a random-weight model's row says 'random, speed only'), and, given
+    the forward FLOPs per image, the training FLOP/s (3 x forward: the backward pass costs about twice the forward) against the
     measured ceiling of the variant's precision."""
     from vitlab.results import correctness
     from vitlab.timing import Ceiling, flop_fields

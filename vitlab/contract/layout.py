@@ -34,7 +34,8 @@ class Backend:
 BACKENDS: dict[str, Backend] = {b.name: b for b in (
     Backend("cpu", "cpu", "gloo", "any machine", None, "cpu-isa", "cpu-isa"),
     Backend("cuda", "cuda", "nccl", "a machine with an NVIDIA GPU", "cuda", "device-module", "datasheet"),
-    Backend("rocm", "cuda", "nccl", "a machine with an AMD GPU and torch's ROCm build (NCCL there is RCCL)", "cuda", "device-module", "datasheet"),
+    Backend("rocm", "cuda", "nccl", "a machine with an AMD GPU and torch's ROCm build (NCCL there is RCCL)",
+            "cuda", "device-module", "datasheet"),
     Backend("xpu", "xpu", "xccl", "a machine with an Intel GPU (Arc, Data Center GPU Max) and torch's xpu build",
             "xpu", "always", None),
     Backend("mps", "mps", None, "an Apple-silicon Mac", "mps", "never", None),

@@ -59,8 +59,8 @@ def rank_device(backend: str, local_rank: int) -> torch.device:
 
 def label(ranks: int, threads: int, device: str = "cpu", cores: int | None = None) -> str:
     """A DDP run as a sentence names it (its row's `label`, which a finding says for the row): 'one rank of 1
-    thread', 'two ranks of 1 thread each', 'one process using all 4 cores' ('both cores' where there are 2: one rank given all `cores`), and on
-    an accelerator 'two ranks on two cuda devices' (threads do not matter there)."""
+    thread', 'two ranks of 1 thread each', 'one process using all 4 cores' (one rank given all `cores`; 'both
+    cores' where there are 2), and on an accelerator 'two ranks on two cuda devices' (threads do not matter there)."""
     if device != "cpu":
         return f"{counted(ranks, 'rank', words=True)} on {counted(ranks, f'{device} device', words=True)}"
     if ranks == 1 and cores and cores > 1 and threads >= cores:
