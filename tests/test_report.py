@@ -250,3 +250,52 @@ def test_the_summary_names_rows_by_the_label_their_chapter_says():
     said = report.finding_sentence(compare(other, base))
     assert said.startswith("**fp32 in 2 instances of 1 core** (m, batch 8): 2.00× fp32 in 1 instance of 2 cores (")
     assert "serve fp32" not in said
+
+
+def _two_runs(second_ratio, jitter=0.01):
+    """One comparison (eager vs compile, 8 paired rounds) in two runs: 2.0× in the first, `second_ratio` in the
+    second."""
+    from vitlab.book import repeat
+    def run(ratio, session):
+        rows = []
+        for variant, ms in (("eager", 100.0), ("compile", 100.0 / ratio)):
+            rounds = [ms * (1 + jitter * ((k * 7 + len(variant)) % 3 - 1)) for k in range(8)]
+            rows.append(_row(variant, 1000 / ms, round_medians_ms=rounds, timing_session=session, batch=1))
+        return rows
+    return repeat.pairs(run(2.0, "a"), run(second_ratio, "b"))
+
+
+def test_two_runs_that_agree_within_their_intervals_need_no_run_to_run_allowance():
+    from vitlab.book import repeat
+    matched = _two_runs(2.0)
+    assert repeat.moved(*matched[0]) < 1.96
+    assert repeat.run_to_run(matched) == 0.0
+    assert repeat.calibration(matched)["all"] == {"compared": 1, "beyond": 0, "run_to_run": 0.0}
+
+
+def test_two_runs_ten_percent_apart_with_narrow_intervals_show_the_spread_their_intervals_missed():
+    from vitlab.book import repeat
+    matched = _two_runs(2.2, jitter=0.002)
+    assert repeat.moved(*matched[0]) > 1.96
+    found = repeat.calibration(matched)
+    assert found["01_n"]["beyond"] == found["all"]["beyond"] == 1
+    # log(1.1) apart, each run offset by s with 2 s^2 = log(1.1)^2 less the tiny interval terms: ±1.96 s ≈ ±14%
+    assert 0.12 < found["all"]["run_to_run"] < 0.15
+
+
+def test_the_results_page_shows_how_often_two_runs_lay_further_apart_than_their_intervals(tmp_path):
+    import json
+    from vitlab.book import repeat
+    from vitlab.contract import layout
+    matched = _two_runs(2.2, jitter=0.002)
+    said = repeat.summary(matched, [m[0].row for m in matched])
+    folder = layout.rows_dir("reference", tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "repeatability.json").write_text(json.dumps(said))
+    page = report.write_results_page([r for pair in matched for r in (pair[0].row, pair[0].baseline)],
+                                     tmp_path).read_text()
+    assert "1 of 1 did" in page
+    assert "| 01_n | 1 | 1 | ±14% |" in page
+    said.pop("calibration")  # a tally saved before the calibration was kept: no table, no claim
+    (folder / "repeatability.json").write_text(json.dumps(said))
+    assert "further apart than the two intervals allow" not in report.write_results_page([], tmp_path).read_text()

@@ -8,11 +8,12 @@ backend, notebook, model, variant, batch, group and sweep. Torch-free.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import statistics
 from collections import Counter
 from pathlib import Path
 
-from vitlab.contract.findings import Finding, findings, row_id
+from vitlab.contract.findings import Finding, findings, row_id, t_quantile
 from vitlab.book.report import agreement
 from vitlab.contract.rows import latest_runs
 from vitlab.contract.store import load_file
@@ -43,6 +44,54 @@ def percentile(values: list[float], q: int) -> float:
     return values[0] if len(values) == 1 else statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+def standard_error(found: Finding) -> float:
+    """The standard error of a finding's log ratio: its 95% half-width in logs over the t quantile it used
+    (paired: rounds - 1 degrees of freedom; unpaired: the normal's, which makes the error no smaller)."""
+    i = found.interval
+    df = i.rounds - 1 if i.paired else float("inf")
+    return (math.log(i.high) - math.log(i.low)) / 2 / t_quantile(max(df, 1))
+
+
+def moved(a: Finding, b: Finding) -> float:
+    """How far one comparison's two ratios lie apart in standard errors of their difference: about 1 comparison
+    in 20 lies beyond 1.96 when each run's interval holds all that varies from one run to the next."""
+    return _over(abs(math.log(a.ratio / b.ratio)), math.hypot(standard_error(a), standard_error(b)))
+
+
+def _over(part: float, whole: float) -> float:
+    """part / whole, where an interval of zero width (rounds that repeat exactly) holds only its own value."""
+    return part / whole if whole > 0 else (math.inf if part > 0 else 0.0)
+
+
+def run_to_run(pairs: list[tuple[Finding, Finding]]) -> float:
+    """What varies from one run to the next beyond both runs' intervals, as a 95% half-width (0.04: ±4%). With a
+    run-level offset of standard deviation s in each run, a comparison's two log ratios differ by d with variance
+    se_a² + se_b² + 2s²; s is the smallest offset for which the mean of d² / (se_a² + se_b² + 2s²) is 1 (the
+    differences then look as large as the widened intervals say, on average), 0 when they do without one."""
+    terms = [(math.log(a.ratio / b.ratio) ** 2, standard_error(a) ** 2 + standard_error(b) ** 2) for a, b in pairs]
+    excess = lambda s: sum(_over(d2, v + 2 * s * s) for d2, v in terms) / len(terms) - 1 if terms else -1.0
+    if excess(0.0) <= 0:
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(60):  # bisection: excess falls as s grows
+        low, high = ((low + high) / 2, high) if excess((low + high) / 2) > 0 else (low, (low + high) / 2)
+    return math.expm1(1.96 * high)
+
+
+def calibration(timed: list[tuple[Finding, Finding]]) -> dict[str, dict]:
+    """Per chapter (and "all"): comparisons with an interval in both runs, how many of them lie further apart
+    than their intervals allow (`beyond`: expect about 1 in 20), and the run-to-run spread beyond the intervals."""
+    both = [(a, b) for a, b in timed if a.interval is not None and b.interval is not None]
+    chapters: dict[str, list] = {}
+    for a, b in both:
+        chapters.setdefault(a.row.get("notebook"), []).append((a, b))
+    out = {}
+    for name, these in [*sorted(chapters.items()), ("all", both)]:
+        out[name] = {"compared": len(these), "beyond": sum(moved(a, b) > 1.96 for a, b in these),
+                     "run_to_run": run_to_run(these)}
+    return out
+
+
 def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
     """The tally (same / one undecided / opposite) of timed comparisons and their intervals' half-widths."""
     timed = [(a, b) for a, b in matched if a.ratio is not None and b.ratio is not None]
@@ -53,6 +102,7 @@ def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
             "changed": sum(n for word, n in tally.items() if word != "same"),
             "half_width_median": percentile(widths, 50) if widths else None,
             "half_width_p90": percentile(widths, 90) if widths else None,
+            "calibration": calibration(timed),
             "machine": f"{row.get('device_name')} ({row.get('cpu_isa')}, {row.get('threads')} threads)",
             "stack": f"torch {(row.get('versions') or {}).get('torch')}", "preset": row.get("preset"),
             "date": _dt.date.today().isoformat()}
@@ -73,4 +123,8 @@ def lines(matched: list[tuple[Finding, Finding]], said: dict) -> list[str]:
                f"{tally.get('one undecided', 0)} one undecided, {tally.get('opposite', 0)} opposite "
                f"({said['changed']} changed); interval half-width {width(said['half_width_median'])} at the median, "
                f"{width(said['half_width_p90'])} at the 90th percentile")
+    for name, found in (said.get("calibration") or {}).items():
+        out.append(f"{name}: the two ratios lay further apart than their intervals allow in {found['beyond']} of "
+                   f"{found['compared']} comparisons (about 1 in 20 expected); run-to-run spread beyond the "
+                   f"intervals ±{found['run_to_run']:.1%}")
     return out

@@ -626,7 +626,26 @@ def repeatability_section(book_dir: Path) -> list[str]:
             f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} moved "
             f"between a call and within noise or inconclusive, and {counts.get('opposite', 0)} flipped between "
             f"faster and slower. The intervals' half-widths were ±{said['half_width_median']:.0%} at the median and "
-            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.", ""]
+            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.", ""] + calibration_lines(said)
+
+
+def calibration_lines(said: dict) -> list[str]:
+    """How honest those intervals were across the two runs: per chapter, how many comparisons' two ratios lay
+    further apart than their intervals allow, and the run-to-run spread beyond them (vitlab.book.repeat)."""
+    found = said.get("calibration")
+    if not found or not found.get("all", {}).get("compared"):
+        return []
+    every = found["all"]
+    body = [{"chapter": name, "comparisons": c["compared"], "further apart than their intervals allow": c["beyond"],
+             "run-to-run spread beyond the intervals": f"±{c['run_to_run']:.0%}"} for name, c in found.items()]
+    return ["Had each run's 95% interval held everything that varies from one run to the next, about 1 comparison "
+            "in 20 would have had its two ratios further apart than the two intervals allow; "
+            f"{every['beyond']} of {every['compared']} did. What a single run cannot see is what stays the same "
+            "for the whole of it and changes in the next: the state of a shared machine, or of the process (where "
+            "its memory landed, which kernels were chosen). The last column is that spread, estimated from the "
+            f"two runs: a verdict whose interval ends within it of the ±{THRESHOLD:.0%} threshold may move in a "
+            "second run.", "",
+            str(markdown_table(body)), ""]
 
 
 def remove_stale(figures: Path, kept: list[Path]) -> None:
