@@ -84,3 +84,20 @@ def test_an_ipex_variant_is_built_where_ipex_loaded_and_a_skipped_one_that_says_
     monkeypatch.setattr(ipex, "_load", lambda: (object(), "IPEX 2.8.0 loaded"))
     built = ipex.variant("IPEX fp32", lambda: (lambda x: x * 2), torch.ones(1), precision="fp32")
     assert built.live and built.name == "IPEX fp32" and torch.equal(built.fn(torch.ones(1)), torch.full((1,), 2.0))
+
+
+def test_bf16_layer_norm_inference_with_ipex_imported_runs_or_says_it_is_ipex():
+    """Once IPEX is imported, a bf16 input to an fp32 LayerNorm under no_grad (autocast's inference) goes to oneDNN:
+    on a CPU without its bf16 kernels (AVX2-only) that raises, and the failure says why."""
+    import pytest
+    if not ipex.available():
+        pytest.skip(ipex.status())
+    layer = torch.nn.LayerNorm(16)
+    try:
+        with torch.no_grad():
+            out = layer(torch.randn(4, 16).bfloat16())
+    except RuntimeError as error:
+        assert not ipex.bf16_prepack()
+        assert ipex.failure(error).endswith("IPEX's bf16 needs AVX-512)")
+    else:
+        assert out.shape == (4, 16) and ipex.bf16_prepack()

@@ -138,3 +138,38 @@ def test_the_probe_sentence_names_the_failure_only_where_ipex_is_imported():
                                                   "followed by LayerNorm, compiled: raised TypeError: expected Tensor().")
     without = train.probe_sentence(ran, False)
     assert without.startswith("Without IPEX,") and without.endswith("ran; 4 of 4 parameters got a gradient.")
+
+
+def test_a_variant_that_trains_but_cannot_predict_is_a_failed_row_that_says_why(tmp_path):
+    from torch import nn
+    from vitlab.results import Recorder
+
+    class TrainsOnly(nn.Module):  # as IPEX's bf16 LayerNorm on an AVX2-only CPU: fine in training, not in eval
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(3 * 8 * 8, 4)
+
+        def forward(self, x):
+            if not self.training and x.is_floating_point() and torch.is_autocast_enabled("cpu"):
+                raise RuntimeError("could not create a primitive descriptor for the layer normalization primitive")
+            return self.linear(x.flatten(1))
+
+    def make_step(net, optimizer, device, amp=None, memory_format=None):
+        def step(images, labels):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp is not None):
+                logits = net(images)
+            optimizer.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(logits.float(), labels).backward()
+            optimizer.step()
+            return logits
+        return step
+
+    images, labels = torch.randn(8, 3, 8, 8), torch.randint(0, 4, (8,))
+    rec = Recorder("01_test", "cpu", "quick", tmp_path / "rows.jsonl")
+    rows = train.compare_steps(rec, "tiny", TrainsOnly(), make_step, images, labels, [(images, labels)],
+                               variants=("fp32", "bf16 autocast"), budget_s=0.1, warmup=1)
+    by = {r["variant"]: r for r in rows}
+    assert by["fp32"]["status"] == "ok"
+    assert by["bf16 autocast"]["status"] == "failed" and by["bf16 autocast"].get("median_ms") is None
+    assert by["bf16 autocast"]["failed"].startswith("its held-out prediction failed: RuntimeError: could not create")
+    assert [r["variant"] for r in rec.rows] == ["fp32", "bf16 autocast"]  # both written, the failure included

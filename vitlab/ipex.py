@@ -86,6 +86,23 @@ def available() -> bool:
     return load() is not None
 
 
+def bf16_prepack() -> bool:
+    """Whether ipex.optimize can prepack bf16 weights here: oneDNN's bf16 kernels need AVX512BW/VL/DQ or
+    AVX-NE-CONVERT, so on an AVX2-only CPU IPEX refuses (pass `weights_prepack=bf16_prepack()` to run unpacked)."""
+    ipex = load()
+    return bool(ipex is not None and ipex._C.onednn_has_bf16_support())
+
+
+def failure(error: BaseException, limit: int = 400) -> str:
+    """An error's first line, with the cause where it is IPEX's: once IPEX is imported, bf16 inference with fp32
+    LayerNorm weights (autocast's) runs through oneDNN, which has no bf16 kernels on a CPU without AVX-512."""
+    said = first_line(error, limit)
+    if "primitive descriptor" in str(error) and available() and not bf16_prepack():
+        said += (" (with IPEX imported, bf16 inference runs LayerNorm through oneDNN, which has no bf16 kernels on "
+                 "this CPU: IPEX's bf16 needs AVX-512)")
+    return said
+
+
 def variant(name: str, make, *example, **fields):
     """An IPEX recipe as a vitlab.bench variant: built (`bench.build`) where IPEX loaded, else skipped, saying why."""
     from vitlab import bench

@@ -305,9 +305,14 @@ def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, 
     measured ceiling of the variant's precision."""
     from vitlab.results import correctness
     from vitlab.timing import Ceiling, flop_fields
+    from vitlab import ipex
     _, want = gradients(ready["model"])
     # lr 0 kept the trained weights: predict the held-out set (eval mode; a compiled model compiles once more)
-    predicted, truth = predict(ready["model"], held_out, device, ready["amp"])
+    try:
+        predicted, truth = predict(ready["model"], held_out, device, ready["amp"])
+    except RuntimeError as error:  # trained here, but cannot predict: a failed row, not a traceback
+        return rec.record(name, variant, batch, baseline=variant == "fp32", first_step_s=ready["first_step_s"],
+                          failed=f"its held-out prediction failed: {ipex.failure(error)}", **common)
     extra = {}
     if flops_per_item and ceilings:
         precision = common.get("precision", "fp32")
@@ -332,7 +337,6 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     passes as failed rows (untimed), timed rows with their held-out correctness and accuracy (and, given the forward
     FLOPs per image and the measured `ceilings` per precision, training FLOP/s against them)."""
     from vitlab import ipex as ipex_guard
-    from vitlab.contract.text import first_line
     from vitlab.timing import interleaved
     reference, _ = predict(trained_model, held_out, device)  # eager fp32 logits
     scored = not str(getattr(trained_model, "vitlab_weights", "")).startswith("random")  # labels mean something
@@ -348,7 +352,7 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
             step = first_step(variant, trained_model, make_step, images, labels, device)
         except Exception as error:  # a variant that cannot run here is a result too
             rows.append(rec.record(name, variant, batch, baseline=variant == "fp32",
-                                   failed=first_line(error, 400), **common(variant)))
+                                   failed=ipex_guard.failure(error), **common(variant)))
             continue
         cut = _cut_backward(rec, name, variant, step, batch, common(variant))
         if cut is None:
