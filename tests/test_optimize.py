@@ -18,6 +18,11 @@ def tiny_model() -> nn.Module:
                          nn.Linear(32, 10)).eval()
 
 
+# int8 kernels against fp32 math, on the tiny model's logits: without VNNI (AVX2-only CPUs), u8 x s8 products are
+# summed in pairs into 16 bits, which can saturate: the error is larger (0.052 and 0.054 seen on a Zen 3)
+INT8_TOLERANCE = 0.05 if getattr(torch.cpu, "_is_vnni_supported", lambda: True)() else 0.1
+
+
 def batches(n=3, size=4):
     generator = torch.Generator().manual_seed(1)
     return [torch.randn(size, 3, 16, 16, generator=generator) for _ in range(n)]
@@ -65,7 +70,7 @@ def test_pt2e_int8_compiled_matches_the_reference_int8_graph():
     assert applied.engaged and isinstance(applied.model, optimize.FrozenCompiled)
     x = calibration[1]
     reference = applied.details["quantized"](x)
-    assert (applied.model(x) - reference).abs().max() < 0.05  # oneDNN int8 kernels vs fp32 q/dq math
+    assert (applied.model(x) - reference).abs().max() < INT8_TOLERANCE  # oneDNN int8 kernels vs fp32 q/dq math
 
 
 def test_ipex_int8_without_ipex_returns_the_model_and_why(monkeypatch):
@@ -101,7 +106,7 @@ print(json.dumps(dict(engaged=applied.engaged, reason=applied.reason, qdq=applie
         pytest.skip(last)
     out = json.loads(last)
     assert out["engaged"], out["reason"]
-    assert out["script"] and out["qdq"] > 0 and out["diff"] < 0.05
+    assert out["script"] and out["qdq"] > 0 and out["diff"] < INT8_TOLERANCE
     assert json.loads((tmp_path / "qconf.json").read_text())  # IPEX's tuned observer settings
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import torch
 
 from vitlab.results import Recorder, correctness
+from vitlab.contract.text import first_line
 from vitlab.timing import Ceiling, InterleavedTiming, flop_fields, interleaved
 
 
@@ -55,8 +56,7 @@ def build(name: str, make: Callable[[], Callable[..., Any]], *example, **fields)
         if example:
             fn(*example)
     except Exception as error:  # a recipe this machine cannot run: a row that says why, not a traceback
-        from vitlab import ipex
-        return Variant.fail(name, ipex.failure(error, 160), **fields)
+        return Variant.fail(name, first_line(error), **fields)
     return Variant(name, fn, compile_s=round(time.perf_counter() - start, 3), fields=fields)
 
 
