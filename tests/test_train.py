@@ -173,3 +173,14 @@ def test_a_variant_that_trains_but_cannot_predict_is_a_failed_row_that_says_why(
     assert by["bf16 autocast"]["status"] == "failed" and by["bf16 autocast"].get("median_ms") is None
     assert by["bf16 autocast"]["failed"].startswith("its held-out prediction failed: RuntimeError: could not create")
     assert [r["variant"] for r in rec.rows] == ["fp32", "bf16 autocast"]  # both written, the failure included
+
+
+def test_emulated_bf16_steps_are_skipped_at_224_px_only_where_bf16_is_emulated():
+    from vitlab import optimize
+    native, why = optimize.bf16_note("cpu")
+    skipped = train.emulated_bf16_skipped("cpu")
+    if native:
+        assert skipped == {}
+    else:
+        assert set(skipped) == {"bf16 autocast", "ipex.optimize bf16"}
+        assert all(reason.startswith(why) for reason in skipped.values())

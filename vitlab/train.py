@@ -379,6 +379,17 @@ def compile_skipped(name: str, compiled, preset: str) -> dict[str, str]:
                              f" preset compiles every model"}
 
 
+def emulated_bf16_skipped(device="cpu") -> dict[str, str]:
+    """compare_steps' `skipped` for the bf16 variants where bf16 is emulated (an AVX2-only CPU): {} where it is native.
+    At the seed's 224 px an emulated step costs several fp32 steps; the 32-px steps measure the emulation."""
+    from vitlab import optimize
+    native, why = optimize.bf16_note(device)
+    if native:
+        return {}
+    return {variant: f"{why}; skipped at 224 px, where emulated steps cost minutes (the 32-px steps measure it)"
+            for variant, fields in _STEP_FIELDS.items() if fields.get("precision") == "bf16"}
+
+
 def gradient_check(row: dict) -> str:
     """One phrase for a training-step row's gradient check (its grads_with / grads_total fields), for the prose."""
     from vitlab.results import status_of
