@@ -304,15 +304,15 @@ def _record_step(rec, name, variant, ready, timing, batch, reference, held_out, 
     the forward FLOPs per image, the training FLOP/s (3 x forward: the backward pass costs about twice the forward) against the
     measured ceiling of the variant's precision."""
     from vitlab.results import correctness
+    from vitlab import ipex as ipex_guard
     from vitlab.timing import Ceiling, flop_fields
-    from vitlab import ipex
     _, want = gradients(ready["model"])
     # lr 0 kept the trained weights: predict the held-out set (eval mode; a compiled model compiles once more)
     try:
         predicted, truth = predict(ready["model"], held_out, device, ready["amp"])
     except RuntimeError as error:  # trained here, but cannot predict: a failed row, not a traceback
         return rec.record(name, variant, batch, baseline=variant == "fp32", first_step_s=ready["first_step_s"],
-                          failed=f"its held-out prediction failed: {ipex.failure(error)}", **common)
+                          failed=f"its held-out prediction failed: {ipex_guard.failure(error)}", **common)
     extra = {}
     if flops_per_item and ceilings:
         precision = common.get("precision", "fp32")
