@@ -106,6 +106,15 @@ def test_gemm_ceiling_is_positive_and_names_its_dtype(dtype):
     assert str(dtype).replace("torch.", "") in basis and "256x256x256" in basis and "measured" in basis
 
 
+def test_gemm_ceiling_sizes_its_gemm_by_time(monkeypatch):
+    # A kernel too slow for the budget (bf16 emulated on an AVX2-only CPU) halves the size, down to the probe's;
+    # with time to spare the asked size is measured. The basis names the size measured.
+    monkeypatch.setattr(timing, "_onednn_linear_rate", lambda *args: None)
+    _, tight, _ = timing.gemm_ceiling("cpu", timing.torch.float32, size=1024, warmup=1, iters=2, budget_s=1e-9)
+    _, ample, _ = timing.gemm_ceiling("cpu", timing.torch.float32, size=1024, warmup=1, iters=2, budget_s=1e6)
+    assert "256x256x256" in tight and "1024x1024x1024" in ample
+
+
 def _onednn_rate():
     return timing._onednn_linear_rate(timing.torch.randn(256, 256), timing.torch.randn(256, 256), 256, 1, 2)
 

@@ -234,12 +234,19 @@ class Ceiling(NamedTuple):
     count: int = 1
 
 
+GEMM_BUDGET_S = 5.0  # seconds one gemm_ceiling measurement may take (warm-up and timed calls of one kernel)
+_PROBE = 256  # the size whose one call estimates a larger GEMM's time
+
+
 def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, size: int = 2048,
-                 warmup: int = 2, iters: int = 10) -> Ceiling:
+                 warmup: int = 2, iters: int = 10, budget_s: float = GEMM_BUDGET_S) -> Ceiling:
     """The measured ceiling: FLOP/s (int8: OP/s) of a size^3 matmul on `device` in `dtype`, and its basis.
 
     The rate of the *fastest* of `iters` calls: a ceiling is what the device was seen to reach, and on a
     machine whose speed drifts a median can land in a slow spell that the model's timings then exceed.
+    Sized in seconds: where one call of a 256^3 GEMM says that the warmup + iters calls at `size` would take
+    longer than `budget_s` (bf16 emulated on an AVX2-only CPU: about 1 GFLOP/s, over 10 s a call at 2048), the
+    size halves until they fit; the basis names the size measured.
 
     int8 uses torch._int_mm (int8 x int8 -> int32); (None, why) where this torch or device lacks it.
     """
@@ -249,12 +256,14 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
     if dtype == torch.int8:
         if not hasattr(torch, "_int_mm"):
             return Ceiling(None, f"int8 GEMM: torch {torch.__version__} has no torch._int_mm")
-        a, b = (torch.randint(-64, 64, (size, size), generator=gen, dtype=torch.int8).to(device) for _ in range(2))
+        make = lambda n: torch.randint(-64, 64, (n, n), generator=gen, dtype=torch.int8).to(device)
         fn, how = torch._int_mm, "torch._int_mm, int32 accumulate"
     else:
-        a, b = (torch.randn(size, size, generator=gen).to(device=device, dtype=dtype) for _ in range(2))
+        make = lambda n: torch.randn(n, n, generator=gen).to(device=device, dtype=dtype)
         fn, how = torch.matmul, "torch.matmul"
     try:
+        size = _gemm_size(fn, make, size, warmup + iters, budget_s, device)
+        a, b = make(size), make(size)
         t = timed(fn, a, b, device=device, warmup=warmup, iters=iters, first_call=False)
     except RuntimeError as error:  # e.g. an int8 kernel missing on this device
         return Ceiling(None, f"{name} GEMM: {first_line(error, 120)}")
@@ -265,6 +274,23 @@ def gemm_ceiling(device: torch.device | str = "cpu", dtype: torch.dtype = torch.
         rate, how = onednn, f"oneDNN linear, faster here than torch.matmul's {rate / 1e9:.1f} G{unit}"
     return Ceiling(rate, f"measured: {name} GEMM {size}x{size}x{size} ({how}) on {device.type}, "
                          f"{torch.get_num_threads()} threads, fastest of {iters}: {rate / 1e9:.1f} G{unit}")
+
+
+def _gemm_size(fn, make, size: int, calls: int, budget_s: float, device: torch.device) -> int:
+    """The largest of size, size/2, ... (not below _PROBE) whose `calls` GEMM calls fit `budget_s`, estimated from
+    one timed call at _PROBE (after one untimed) and the cube of the size ratio."""
+    if size <= _PROBE:
+        return size
+    a, b = make(_PROBE), make(_PROBE)
+    fn(a, b)
+    synchronize(device)
+    start = time.perf_counter()
+    fn(a, b)
+    synchronize(device)
+    probe_s = time.perf_counter() - start
+    while size > _PROBE and calls * probe_s * (size / _PROBE) ** 3 > budget_s:
+        size //= 2
+    return size
 
 
 def raise_ceiling(ceiling: Ceiling, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32,
