@@ -62,6 +62,19 @@ def test_1_07x_with_a_baseline_that_drifted_7_percent_is_not_faster():
     assert said["compile"].verdict == said["compile"].verdict != "faster"
 
 
+def test_a_control_beyond_the_threshold_drifted_and_is_never_faster():
+    # The baseline re-timed (a control) that came back 1.4x: the machine moved, nothing got faster. Against another
+    # run's baseline (the other stack's row) the same row is an ordinary comparison again.
+    base_rounds = _rounds(100.0, 8, 0.01, 4)
+    base = _row("serve fp32 1x2", 100.0, base_rounds, baseline=True, run_id="A")
+    control = _row("serve fp32 1x2 (re-timed)", 100 / 1.4, [b / 1.4 for b in base_rounds], control=True, run_id="A")
+    found = findings.compare(control, base)
+    assert found.verdict == "drifted" and "drifted" in found.said() and "faster" not in found.said()
+    assert findings.compare(control, {**base, "run_id": "B"}).verdict == "faster"
+    from vitlab.book.report import agreement
+    assert agreement("drifted", "drifted") == "same" and agreement("drifted", "within noise") == "one undecided"
+
+
 def test_two_rounds_are_inconclusive_and_say_why():
     row, base = _row("compile", 50.0, [50.0, 50.2]), _row("eager", 100.0, [100.0, 100.1], baseline=True)
     found = findings.compare(row, base)

@@ -169,4 +169,4 @@ def test_a_control_launch_of_the_baseline_layout_widens_every_serving_interval_b
     # the baseline layout itself came back 23% slower: that drift is added to the 2x1 interval's both ends
     assert moved["serve fp32 2x1"].control is not None and moved["serve fp32 2x1"].interval.drift > 0.2
     assert moved["serve fp32 2x1"].verdict == "inconclusive" and moved["serve fp32 2x1"].ratio == steady.ratio
-    assert moved["serve fp32 1x2 (re-timed)"].verdict == "slower"  # the control against the baseline: the drift
+    assert moved["serve fp32 1x2 (re-timed)"].verdict == "drifted"  # the control against the baseline: the drift

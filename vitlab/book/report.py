@@ -108,7 +108,8 @@ def finding_sentence(found: Finding) -> str:
             f"(95% interval {i.low:.2f}–{i.high:.2f}×)")
 
 
-VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "not engaged", "not timed", "skipped", "failed")
+VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "drifted", "not engaged", "not timed", "skipped",
+                 "failed")
 
 
 def tally(found: list[Finding]) -> str:

@@ -12,7 +12,8 @@ The one verdict rule of the book (`judge`):
   few. Ratios are taken in logs, so 2× faster and 2× slower are the same distance from a tie.
 - Drift: where a chapter times a second copy of the baseline beside it (a row with `control: true` in the same
   comparison group), the control's distance from the baseline is what the machine moved during the run; it is
-  added to both ends of every interval of that group.
+  added to both ends of every interval of that group. The control itself is no optimisation: where its interval
+  lies beyond the threshold it "drifted" (the same measurement came back that far), never "faster" or "slower".
 - The threshold (THRESHOLD, 5%): "faster" only when the whole interval lies above 1 + threshold, "slower" only
   when it lies below 1 / (1 + threshold), "within noise" when it lies inside both, otherwise "inconclusive":
   the interval is too wide to say, or narrow but across the threshold (a difference of about the threshold's
@@ -35,6 +36,7 @@ THRESHOLD = 0.05    # the practical threshold: a difference under 5% is not wort
 MIN_ROUNDS = 5      # paired rounds a verdict needs
 CONFIDENCE = 0.95   # of the interval
 VERDICTS = ("faster", "slower", "within noise", "inconclusive")
+DRIFTED = "drifted"  # a control row (the baseline again) whose interval lies beyond the threshold
 
 # Student t's two-sided 95% quantile by degrees of freedom (1..30); beyond 30 the normal's 1.96 plus a correction.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -145,7 +147,13 @@ class Finding:
             return status
         if self.ratio is None:
             return "not timed"
-        return judge(self.interval, self.threshold)
+        verdict = judge(self.interval, self.threshold)
+        return DRIFTED if self.is_drift() and verdict in ("faster", "slower") else verdict
+
+    def is_drift(self) -> bool:
+        """Whether this compares a control row with its own run's baseline: the same measurement twice."""
+        return bool(self.row.get("control") and self.baseline.get("baseline")
+                    and self.row.get("run_id") == self.baseline.get("run_id"))
 
     @property
     def band(self) -> float | None:
@@ -180,6 +188,8 @@ class Finding:
             text = f"within noise of {against}{by} ({evidence}, inside ±{self.threshold:.0%})"
         elif verdict == "inconclusive":
             text = f"not told apart from {against}{by}: {self.undecided_because()} ({evidence})"
+        elif verdict == DRIFTED:  # the same measurement again: the machine moved, nothing got faster
+            text = f"the same as {against}, re-timed: it drifted{by} beyond ±{self.threshold:.0%} ({evidence})"
         else:
             text = f"{verdict} than {against}{by} ({evidence})"
         if engaged_note and status_of(self.row) == "not engaged":
