@@ -281,13 +281,8 @@ def _gemm_size(fn, make, size: int, calls: int, budget_s: float, device: torch.d
     one timed call at _PROBE (after one untimed) and the cube of the size ratio."""
     if size <= _PROBE:
         return size
-    a, b = make(_PROBE), make(_PROBE)
-    fn(a, b)
-    synchronize(device)
-    start = time.perf_counter()
-    fn(a, b)
-    synchronize(device)
-    probe_s = time.perf_counter() - start
+    probe = timed(fn, make(_PROBE), make(_PROBE), device=device, warmup=1, iters=1, first_call=False)
+    probe_s = probe.samples_ms[0] / 1000
     while size > _PROBE and calls * probe_s * (size / _PROBE) ** 3 > budget_s:
         size //= 2
     return size
