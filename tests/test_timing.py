@@ -1,6 +1,7 @@
 import pytest
 
 from vitlab import timing
+from vitlab.contract import findings
 
 
 def test_statistics_of_known_samples():
@@ -269,3 +270,23 @@ def test_a_decided_comparison_stops_at_its_planned_rounds():
     edge = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
                               clock=lambda: now[0])
     assert timing.undecided(edge, "a") == ["b"]
+
+
+def test_extra_rounds_time_only_the_baseline_and_the_undecided():
+    now = [0.0]
+    three = _alternating(now, 1.05, 0.04)  # b: undecided however long it runs
+    visits = {"c": 0}
+
+    def c():  # 3x slower than a, steadily: decided in the planned rounds
+        visits["c"] += 1
+        now[0] += 0.030
+    out = timing.interleaved({**three, "c": c}, warmup=2, budget_s=0.5, rewarm=0, clock=lambda: now[0])
+    planned = len(out["c"].round_medians_ms)
+    assert len(out["a"].round_medians_ms) == len(out["b"].round_medians_ms) > planned  # b was extended, c was not
+    # c ran nothing in the extra rounds: its calls are its first call, its 1-2 warm-up calls and its timed samples
+    assert visits["c"] - len(out["c"].samples_ms) in (2, 3)
+    def row(name):
+        return {"round_medians_ms": out[name].round_medians_ms, "timing_session": out[name].session}
+    found = findings.interval(row("c"), row("a"), "latency")
+    assert found.paired and found.rounds == planned  # c's rounds pair with a's first ones
+    assert findings.judge(found) == "slower"

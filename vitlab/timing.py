@@ -164,8 +164,11 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     Undecided comparisons get more rounds: with a budget, while some candidate's paired interval against
     `baseline` (default: the first candidate) straddles the verdict threshold (vitlab.contract.findings.judge says
     "inconclusive"), another round runs, for at most `extend_s` more seconds (default: the budget again) and
-    MAX_ROUNDS_EXTENDED rounds in all. A real difference near the threshold is then decided instead of left to
-    the luck of one run; a true tie at the threshold still ends inconclusive.
+    MAX_ROUNDS_EXTENDED rounds in all. An extra round times only the baseline and the candidates still undecided:
+    a decided candidate keeps its rounds (they pair with the baseline's first ones, which ran beside them), and
+    the seconds go where they narrow a verdict, not to re-timing a slow variant already decided. A real
+    difference near the threshold is then decided instead of left to the luck of one run; a true tie at the
+    threshold still ends inconclusive.
     """
     if rounds < 1 or passes < 1:
         raise ValueError(f"rounds and passes must be at least 1, got {rounds} and {passes}")
@@ -185,30 +188,35 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
              for name in candidates}
     names = list(candidates)
 
-    def one_round(round_: int) -> None:
-        order = names[round_ % len(names):] + names[: round_ % len(names)]
-        this_round: dict[str, list[float]] = {name: [] for name in names}
+    visit_s = dict.fromkeys(names, 0.0)  # each candidate's seconds in the last round it ran (re-warm included)
+
+    def one_round(round_: int, live: list[str]) -> None:
+        order = live[round_ % len(live):] + live[: round_ % len(live)]
+        this_round: dict[str, list[float]] = {name: [] for name in live}
+        visit_s.update(dict.fromkeys(live, 0.0))
         for count in per_pass:
             for name in order:
+                begun = clock()
                 t = timed(candidates[name], *args, device=device, warmup=rewarm, iters=count, first_call=False,
                           clock=clock, **kwargs)
+                visit_s[name] += clock() - begun
                 this_round[name].extend(t.samples_ms)
                 found[name].output = t.output
         for name, samples in this_round.items():
             found[name].samples_ms.extend(samples)
             found[name].round_medians_ms.append(statistics.median(samples))
 
-    start = clock()
     for round_ in range(rounds):
-        one_round(round_)
+        one_round(round_, names)
     if budget_s and len(names) > 1:  # undecided comparisons: more rounds, while the extension's seconds last
-        per_round_s, spent = (clock() - start) / rounds, 0.0
         extend_s, start = budget_s if extend_s is None else extend_s, clock()
         reference = baseline if baseline in found else names[0]
-        while round_ + 1 < MAX_ROUNDS_EXTENDED and spent + per_round_s <= extend_s and undecided(found, reference):
+        while round_ + 1 < MAX_ROUNDS_EXTENDED:
+            live = [reference] + [name for name in names if name in undecided(found, reference)]
+            if len(live) < 2 or clock() - start + sum(visit_s[name] for name in live) > extend_s:
+                break
             round_ += 1
-            one_round(round_)
-            spent = clock() - start
+            one_round(round_, live)
     return found
 
 

@@ -597,8 +597,8 @@ def rule_section(rows: list[dict]) -> list[str]:
     return ["## How a verdict is decided", "",
             "Variants are timed in interleaved rounds: every variant once per round, in turn, the order rotating, "
             "so a noisy spell hits all of them alike. A chapter plans its rounds from its seconds of timing, and a "
-            "comparison still inconclusive at the end of them gets more rounds (up to as many seconds again). Each "
-            "row keeps its per-round medians (`round_medians_ms`), and a row's round k pairs with its baseline's "
+            "comparison still inconclusive at the end of them gets more rounds (up to as many seconds again), in which "
+            "only the baseline and the undecided variants run. Each row keeps its per-round medians (`round_medians_ms`), and a row's round k pairs with its baseline's "
             "round k. The speed ratio of a comparison is the geometric mean of its paired per-round ratios, with a "
             f"95% Student-t confidence interval (t rather than a bootstrap: {had}, too few for a bootstrap's "
             "interval to be trusted). Rows timed apart (two launches, two stacks) get Welch's unpaired interval. "

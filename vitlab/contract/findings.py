@@ -4,7 +4,8 @@ The one verdict rule of the book (`judge`):
 
 - Each timed row keeps its per-round medians (`round_medians_ms`). A row and its baseline timed in the same
   interleaved call (the same `timing_session`) ran round k side by side, so their rounds pair up: the paired
-  per-round speed ratios are the evidence. Rows timed apart (two launches, two stacks) are compared unpaired.
+  per-round speed ratios are the evidence (where one of them got extra rounds, its first ones pair with the
+  other's). Rows timed apart (two launches, two stacks) are compared unpaired.
 - The interval: a 95% Student-t confidence interval of the mean log speed ratio (paired: over the per-round log
   ratios; unpaired: Welch's interval on the two rows' log round speeds). Why t and not a bootstrap: a comparison
   has 5 to 30 rounds, and a percentile bootstrap on so few values gives intervals that are too narrow (it cannot
@@ -19,7 +20,8 @@ The one verdict rule of the book (`judge`):
   the interval is too wide to say, or narrow but across the threshold (a difference of about the threshold's
   size, which another run could call either way). Fewer than MIN_ROUNDS rounds on either row: "inconclusive".
 - Rounds: vitlab.timing.interleaved gives a comparison that is still inconclusive after its budget more rounds
-  (up to the budget again), so a difference a little away from the threshold is decided rather than left open.
+  (up to the budget again; only the baseline and the undecided variants run in them), so a difference a little
+  away from the threshold is decided rather than left open.
 - What a comparison is judged on is a field of the row (`judged_by`: "latency", the time one call waits, or
   "throughput", items per second summed over instances); every consumer reads it from there.
 """
@@ -95,7 +97,7 @@ def interval(row: dict, baseline: dict, by: str, drift: float = 0.0) -> Interval
     if len(mine) < 2 or len(theirs) < 2:
         return None
     same = row.get("timing_session") and row.get("timing_session") == baseline.get("timing_session")
-    if same and len(mine) == len(theirs):
+    if same:  # round k beside round k; extra rounds of one of them (an undecided comparison's) pair with nothing
         logs = [math.log(a / b) for a, b in zip(mine, theirs)]
         centre, sd = _mean_sd(logs)
         half, n = t_quantile(len(logs) - 1) * sd / math.sqrt(len(logs)), len(logs)
