@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.contract import layout
-from vitlab.contract.findings import MIN_ROUNDS, THRESHOLD, Finding, compare, findings, judged_by
+from vitlab.contract.findings import DRIFTED, MIN_ROUNDS, THRESHOLD, VERDICTS, Finding, compare, findings, judged_by
 from vitlab.contract.rows import latest_runs, status_of
 from vitlab.contract.text import counted, markdown_table
 
@@ -108,8 +108,8 @@ def finding_sentence(found: Finding) -> str:
             f"(95% interval {i.low:.2f}–{i.high:.2f}×)")
 
 
-VERDICT_ORDER = ("faster", "slower", "within noise", "inconclusive", "drifted", "not engaged", "not timed", "skipped",
-                 "failed")
+# A timed comparison's verdicts, then the words of a row that did not time (Finding.verdict gives both).
+VERDICT_ORDER = VERDICTS + (DRIFTED, "not engaged", "not timed", "skipped", "failed")
 
 
 def tally(found: list[Finding]) -> str:
