@@ -34,6 +34,7 @@ def test_trained_is_deterministic_and_loads_back_what_it_saved(tmp_path, monkeyp
     # Training again from scratch by the same recipe gives bit-identical weights.
     fresh, losses, data = train.train_recipe("vit-32px", "digits", recipe)
     assert len(losses) == 1 and data.name.startswith("digits")
+    assert fresh.vitlab_weights == again.vitlab_weights  # trained, not build()'s "random init": rows score it
     if "intel_extension_for_pytorch" not in __import__("sys").modules:  # IPEX's LayerNorm differs
         assert _same(first, fresh)
 

@@ -134,7 +134,13 @@ def train_recipe(name: str, dataset: str = "digits", recipe: dict | None = None,
     data = classification_data(recipe["img_size"], dataset, recipe["batch_size"], limit=recipe.get("limit"),
                                seed=recipe["seed"])
     losses = fit(model, data, recipe["epochs"], recipe["lr"], recipe["weight_decay"], device, log=log)
+    model.vitlab_weights = weights_note(dataset, recipe)  # no longer build()'s "random init": its labels mean something
     return model.eval(), losses, data
+
+
+def weights_note(dataset: str, recipe: dict) -> str:
+    """What a model trained on `dataset` by `recipe` says of its weights (`model.vitlab_weights`)."""
+    return f"trained on {dataset} ({'vitlab.train.DIGITS_RECIPE' if recipe == DIGITS_RECIPE else f'recipe {recipe}'})"
 
 
 def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recipe: dict | None = None
@@ -148,7 +154,6 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
     from safetensors.torch import load_model
     recipe = DIGITS_RECIPE if recipe is None else recipe
     path = weights_path(name, dataset)
-    note = f"trained on {dataset} ({'vitlab.train.DIGITS_RECIPE' if recipe == DIGITS_RECIPE else f'recipe {recipe}'})"
     if path.exists() and _saved_metadata(path) == {"recipe": _recipe_key(recipe), "torch": torch.__version__}:
         model = build(name)
         load_model(model, str(path))  # safetensors holds tensors only: nothing to unpickle
@@ -162,7 +167,7 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
     else:
         model, _, _ = train_recipe(name, dataset, recipe, device)
         save_weights(model.cpu(), path, recipe)
-    model.vitlab_weights = note
+    model.vitlab_weights = weights_note(dataset, recipe)
     return model.eval()
 
 
