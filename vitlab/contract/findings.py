@@ -240,11 +240,11 @@ def because(why: str) -> str:
     return f"— why: {why}" if "(" in why or ")" in why else f"(why: {why})"
 
 
-def whiskers(found: list[Finding]) -> list[list[float]]:
+def whiskers(found: list[Finding | None]) -> list[list[float]]:
     """matplotlib's `xerr`/`yerr` for findings drawn as bars of their ratio: [below, above], each finding's 95%
-    interval around its ratio (0 where a finding has no interval: too few rounds, or not timed)."""
-    spans = [(f.interval.ratio - f.interval.low, f.interval.high - f.interval.ratio) if f.interval else (0.0, 0.0)
-             for f in found]
+    interval around its ratio (0 where a finding has no interval: too few rounds, not timed, or None)."""
+    spans = [(f.interval.ratio - f.interval.low, f.interval.high - f.interval.ratio) if f and f.interval
+             else (0.0, 0.0) for f in found]
     return [[below for below, _ in spans], [above for _, above in spans]]
 
 
