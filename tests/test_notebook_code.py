@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from vitlab.contract.chapters import notebooks
+
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = notebooks(ROOT / "notebooks")
 
 
 def top_level(source: str) -> ast.Module:
@@ -47,13 +49,10 @@ def loop_targets(tree: ast.Module) -> set[str]:
 def shadowed(cells: list[str]) -> dict[str, set[str]]:
     """{function: globals it reads that some top-level loop in the notebook rebinds}."""
     trees = [top_level(source) for source in cells]
-    rebound = set().union(*map(loop_targets, trees)) if trees else set()
-    found = {}
-    for tree in trees:
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and free_globals(node) & rebound:
-                found[node.name] = free_globals(node) & rebound
-    return found
+    rebound = set().union(*map(loop_targets, trees))
+    functions = (node for tree in trees for node in tree.body if isinstance(node, ast.FunctionDef))
+    read = {fn.name: free_globals(fn) & rebound for fn in functions}
+    return {name: names for name, names in read.items() if names}
 
 
 def test_the_check_finds_chapter_03s_old_bug_and_passes_its_fix():
