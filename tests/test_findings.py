@@ -75,6 +75,15 @@ def test_a_control_beyond_the_threshold_drifted_and_is_never_faster():
     assert agreement("drifted", "drifted") == "same" and agreement("drifted", "within noise") == "one undecided"
 
 
+def test_a_clear_gain_timed_on_a_busy_machine_is_inconclusive_and_says_so():
+    row, base = _pair(1.5, 0.03)
+    assert findings.compare({**row, "host_busy": 0.1}, base).verdict == "faster"  # a quiet machine: judged
+    for busy_row, busy_base in (({**row, "host_busy": 0.9}, base), (row, {**base, "host_busy": 0.6})):
+        found = findings.compare(busy_row, busy_base)
+        assert found.verdict == "inconclusive" and found.interval.busy >= 0.6
+        assert "other programs used" in found.said() and "cores of this machine" in found.said()
+
+
 def test_two_rounds_are_inconclusive_and_say_why():
     row, base = _row("compile", 50.0, [50.0, 50.2]), _row("eager", 100.0, [100.0, 100.1], baseline=True)
     found = findings.compare(row, base)

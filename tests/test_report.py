@@ -299,3 +299,23 @@ def test_the_results_page_shows_how_often_two_runs_lay_further_apart_than_their_
     said.pop("calibration")  # a tally saved before the calibration was kept: no table, no claim
     (folder / "repeatability.json").write_text(json.dumps(said))
     assert "further apart than the two intervals allow" not in report.write_results_page([], tmp_path).read_text()
+
+
+def test_the_tally_tells_a_change_between_two_non_calls_from_a_call_that_came_and_went(tmp_path):
+    import json
+    from vitlab.book import repeat
+    from vitlab.contract import layout
+    wide = _two_runs(1.03, jitter=0.2)  # run A: 1.03x from rounds 20% apart: inconclusive
+    tight = _two_runs(2.0)
+    tight[0][1].row.update(round_medians_ms=tight[0][1].baseline["round_medians_ms"])  # run B: a tie, within noise
+    matched = repeat.pairs([wide[0][1].row, wide[0][1].baseline], [tight[0][1].row, tight[0][1].baseline])
+    verdicts = [(a.verdict, b.verdict) for a, b in matched]
+    assert verdicts == [("inconclusive", "within noise")]
+    said = repeat.summary(matched, [matched[0][0].row])
+    assert said["tally"] == {"one undecided": 1} and said["neither_a_call"] == 1
+    assert "1 changed, 1 of them between within noise and inconclusive" in repeat.lines(matched, said)[len(matched)]
+    folder = layout.rows_dir("reference", tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "repeatability.json").write_text(json.dumps(said))
+    page = report.write_results_page([matched[0][0].row, matched[0][0].baseline], tmp_path).read_text()
+    assert "0 between a call and no call, 1 between within noise and inconclusive" in page

@@ -116,6 +116,10 @@ def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
     row = results.make_row("01_port_to_xpu", "cpu", "quick", "vit-32px", "fp32", 64, timing=t, baseline=True)
     assert row["round_medians_ms"] == [2.0, 4.0, 3.0] and row["spread"] == pytest.approx((4 - 2) / 3, abs=1e-4)
     assert "round_medians_ms" not in _row()  # a plain Timing has no rounds
+    assert "host_busy" not in row  # not measured: not recorded
+    t.host_busy = 0.4
+    busy = results.make_row("01_port_to_xpu", "cpu", "quick", "vit-32px", "fp32", 64, timing=t, baseline=True)
+    assert busy["host_busy"] == 0.4  # other programs' CPU use while it was timed: findings reads it
 
 
 def test_a_skipped_or_failed_variant_cannot_carry_a_timing():

@@ -128,6 +128,7 @@ def test_a_budget_in_seconds_sizes_the_calls_but_keeps_the_rounds_fixed_so_insta
     lines = serve.main(["--model", "fp32", "--batch", "1", "4", "--budget-s", "0.3", "--rounds", "5"])
     assert [(line["rounds"], len(line["round_medians_ms"]), line["budget_s"]) for line in lines] == [(5, 5, 0.3)] * 2
     assert all(line["iters"] >= 5 for line in lines)
+    assert all(line["host_busy"] is None or line["host_busy"] >= 0 for line in lines)  # measured, where /proc is
     with pytest.raises(SystemExit):
         serve.main(["--batch", "1", "2", "4", "--budget-s", "1", "2"])
 
@@ -137,11 +138,12 @@ def test_record_judges_each_batch_as_the_chapter_says_and_keeps_the_budget(tmp_p
     rec = Recorder("03_test", "cpu", "quick", tmp_path / "rows.jsonl", run_id="r")
     line = {"model": "fp32", "median_ms": 2.0, "p90_ms": 2.5, "iters": 50, "throughput": 500.0, "spread": 0.1,
             "reason": "eager fp32", "round_medians_ms": [2.0] * 5, "budget_s": 1.0}
-    lines = [{**line, "batch": batch, "pid": pid} for batch in (1, 32) for pid in (1, 2)]
+    lines = [{**line, "batch": batch, "pid": pid, "host_busy": 0.1 * pid} for batch in (1, 32) for pid in (1, 2)]
     rows = serve.record(rec, lines, 2, 1, ("fp32",), (1, 32), baseline=False,
                         judged_by={1: "latency", 32: "throughput"})
     assert [(r["batch"], r["judged_by"], r["rounds"], r["budget_s"]) for r in rows] == [
         (1, "latency", 5, 1.0), (32, "throughput", 5, 1.0)]
+    assert [r["host_busy"] for r in rows] == [0.2, 0.2]  # the busiest instance's view of the other programs
     assert rows[0]["label"] == "fp32 in 2 instances of 1 core"  # what a sentence calls it as a baseline
     assert serve.layout(1, 2) == "1 instance of 2 cores"
     default = serve.record(rec, lines, 2, 1, ("fp32",), (1,), baseline=False)

@@ -290,3 +290,31 @@ def test_extra_rounds_time_only_the_baseline_and_the_undecided():
     found = findings.interval(row("c"), row("a"), "latency")
     assert found.paired and found.rounds == planned  # c's rounds pair with a's first ones
     assert findings.judge(found) == "slower"
+
+
+SPIN = "import time\nt = time.time()\nwhile time.time() - t < {s}: pass"
+
+
+def test_host_load_counts_other_programs_cpu_but_not_our_own_processes():
+    import os
+    import subprocess
+    import sys
+    import time
+    if not os.path.isdir("/proc"):
+        pytest.skip("HostLoad reads /proc (Linux)")
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN.format(s=3)])
+    try:
+        time.sleep(0.3)  # the spinner is running
+        ours, nobody = timing.HostLoad(), timing.HostLoad(root=-1)  # root=-1: no process is ours, the spinner included
+        time.sleep(1.0)
+        assert nobody.busy() > 0.5  # a busy loop: most of a core, seen as another program's
+        assert ours.busy() < nobody.busy() - 0.5  # our own child: not another program
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_interleaved_records_the_host_load_on_every_candidate():
+    found = timing.interleaved({"a": lambda: None, "b": lambda: None}, rounds=2, iters=4)
+    loads = {t.host_busy for t in found.values()}
+    assert len(loads) == 1 and (loads == {None} or next(iter(loads)) >= 0.0)

@@ -74,6 +74,8 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
             row["timing_session"] = timing.session  # rows of one session ran round k side by side: they pair up
             if timing.budget_s is not None:
                 row["budget_s"] = timing.budget_s
+            if getattr(timing, "host_busy", None) is not None:  # other programs' CPU use meanwhile, in cores
+                row["host_busy"] = timing.host_busy
     if spread is not None:
         row["spread"] = round(float(spread), 4)
     evidence = extra.get("round_medians_ms") or extra.get("round_throughputs")

@@ -1,6 +1,7 @@
 """timed(): honest latency numbers — warm-up apart, device synchronised, median and p90."""
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import uuid
@@ -10,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 import torch
 
 from vitlab.device import synchronize
+from vitlab.contract.findings import BUSY_CORES
 from vitlab.contract.text import first_line
 
 
@@ -83,6 +85,7 @@ class InterleavedTiming(Timing):
     round_medians_ms: list[float] = field(default_factory=list)
     session: str = ""
     budget_s: float | None = None
+    host_busy: float | None = None  # cores that other processes used, on average, while it was timed
 
     @property
     def spread(self) -> float:
@@ -115,6 +118,68 @@ def plan_rounds(call_ms: dict[str, float], budget_s: float, min_rounds: int = MI
         return rounds, max(1, int(calls // rounds)), 0
     rounds = int(min(max_rounds, max(min_rounds, calls // (4 + rewarm))))
     return rounds, max(1, int(calls // rounds) - rewarm), rewarm
+
+
+def _proc_stats() -> dict[int, tuple[int, int]]:
+    """Every process's (parent pid, CPU ticks used: user + system) from /proc; {} where there is no /proc."""
+    stats = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return stats
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()  # after "pid (comm)": state ppid ... utime stime
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        stats[int(name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    return stats
+
+
+def _tree(stats: dict[int, tuple[int, int]], root: int) -> set[int]:
+    """`root` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += children.get(pid, [])
+    return found
+
+
+class HostLoad:
+    """How much CPU other processes took while something was timed: start() before, busy() after, in cores.
+
+    "Ours" is the tree below our parent process (a notebook kernel's launcher; a torchrun or serving launcher's
+    instances, which run side by side on purpose), or below this process where the parent is init. A process that
+    starts and ends between the two looks is missed; everything else another program ran on this machine is
+    counted, and a comparison timed while it exceeded BUSY_CORES is not judged (vitlab.contract.findings)."""
+
+    def __init__(self, root: int | None = None, clock: Callable[[], float] = time.monotonic):
+        parent = os.getppid()
+        self.root = root if root is not None else parent if parent > 1 else os.getpid()
+        self.clock, self.ticks = clock, os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.start()
+
+    def start(self) -> None:
+        self.began, self.before = self.clock(), _proc_stats()
+
+    def busy(self) -> float | None:
+        """Cores (0.0 = none, 1.0 = one whole core) that processes outside ours used since start(); None where
+        /proc cannot tell (not Linux)."""
+        after, wall = _proc_stats(), self.clock() - self.began
+        if not after or wall <= 0:
+            return None
+        ours = _tree(after, self.root) | _tree(self.before, self.root)
+        used = sum(ticks - self.before.get(pid, (0, 0))[1]  # a process new since start(): all its ticks
+                   for pid, (_, ticks) in after.items() if pid not in ours)
+        return max(0.0, used / self.ticks / wall)
 
 
 def calibrate(candidates: dict[str, Callable[..., Any]], *args: Any, warmup: int, warmup_s: float = float("inf"),
@@ -189,6 +254,7 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
     names = list(candidates)
 
     visit_s = dict.fromkeys(names, 0.0)  # each candidate's seconds in the last round it ran (re-warm included)
+    load = HostLoad()
 
     def one_round(round_: int, live: list[str]) -> None:
         order = live[round_ % len(live):] + live[: round_ % len(live)]
@@ -217,6 +283,12 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
                 break
             round_ += 1
             one_round(round_, live)
+    busy = load.busy()
+    for timing in found.values():
+        timing.host_busy = None if busy is None else round(busy, 3)
+    if busy is not None and busy > BUSY_CORES:
+        print(f"note: other programs used {busy:.2f} cores of this machine while {', '.join(names)} were timed; "
+              "these comparisons are left undecided: close them and run it again")
     return found
 
 

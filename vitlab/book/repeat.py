@@ -98,8 +98,11 @@ def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
     tally = Counter(agreement(a.verdict, b.verdict) for a, b in timed)
     widths = [f.band for pair in timed for f in pair if f.band is not None]
     row = first[0] if first else {}
+    undecided = {"within noise", "inconclusive"}
     return {"compared": len(timed), "tally": dict(tally),
             "changed": sum(n for word, n in tally.items() if word != "same"),
+            # of the "one undecided": the two verdicts differ, but neither is a call (within noise vs inconclusive)
+            "neither_a_call": sum(a.verdict != b.verdict and {a.verdict, b.verdict} <= undecided for a, b in timed),
             "half_width_median": percentile(widths, 50) if widths else None,
             "half_width_p90": percentile(widths, 90) if widths else None,
             "calibration": calibration(timed),
@@ -121,7 +124,8 @@ def lines(matched: list[tuple[Finding, Finding]], said: dict) -> list[str]:
     width = lambda v: "–" if v is None else f"±{v:.1%}"
     out.append(f"{said['compared']} timed comparisons in both runs: {tally.get('same', 0)} same, "
                f"{tally.get('one undecided', 0)} one undecided, {tally.get('opposite', 0)} opposite "
-               f"({said['changed']} changed); interval half-width {width(said['half_width_median'])} at the median, "
+               f"({said['changed']} changed, {said.get('neither_a_call', 0)} of them between within noise and "
+               f"inconclusive); interval half-width {width(said['half_width_median'])} at the median, "
                f"{width(said['half_width_p90'])} at the 90th percentile")
     for name, found in (said.get("calibration") or {}).items():
         out.append(f"{name}: the two ratios lay further apart than their intervals allow in {found['beyond']} of "

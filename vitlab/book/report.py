@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.contract import layout
-from vitlab.contract.findings import DRIFTED, MIN_ROUNDS, THRESHOLD, VERDICTS, Finding, compare, findings, judged_by
+from vitlab.contract.findings import BUSY_CORES, DRIFTED, MIN_ROUNDS, THRESHOLD, VERDICTS, Finding, compare, findings, judged_by
 from vitlab.contract.rows import latest_runs, status_of
 from vitlab.contract.text import counted, markdown_table
 
@@ -612,7 +612,10 @@ def rule_section(rows: list[dict]) -> list[str]:
             f"difference of about the threshold's size), or fewer than {MIN_ROUNDS} rounds. A comparison is judged "
             "on latency (the time one call waits: batch 1 in one process) or on throughput (items per second, summed "
             "over instances), as its row records (`judged_by`); the chapter's page and this page read the same field. "
-            "Each row records the rounds it got and the seconds of timing it was given (`rounds`, `budget_s`).", ""]
+            "Each row records the rounds it got and the seconds of timing it was given (`rounds`, `budget_s`), and how "
+            "much CPU other programs on the machine took while it was timed (`host_busy`, in cores, read from "
+            f"/proc): where either side saw more than {BUSY_CORES:.2f} of a core, the comparison is **inconclusive** "
+            "whatever its interval, since another program's load is not noise a second run would share.", ""]
 
 
 def repeatability_section(book_dir: Path) -> list[str]:
@@ -626,10 +629,20 @@ def repeatability_section(book_dir: Path) -> list[str]:
     return ["## Verdicts that held when the book was run twice", "",
             f"The {said['preset']} chapters were run twice on {said['machine']} ({said['stack']}, {said['date']}), "
             f"and every comparison's two verdicts compared (`vitlab compare-runs`): of {said['compared']} "
-            f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} moved "
-            f"between a call and within noise or inconclusive, and {counts.get('opposite', 0)} flipped between "
+            f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} changed it "
+            f"without a contradiction ({moves(said)}), and {counts.get('opposite', 0)} flipped between "
             f"faster and slower. The intervals' half-widths were ±{said['half_width_median']:.0%} at the median and "
             f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.", ""] + calibration_lines(said)
+
+
+def moves(said: dict) -> str:
+    """What the "one undecided" changes were: a call against no call, or within noise against inconclusive."""
+    changed = said["tally"].get("one undecided", 0)
+    if "neither_a_call" not in said:  # a tally saved before the split was recorded
+        return "a call in one run, within noise or inconclusive in the other"
+    neither = said["neither_a_call"]
+    return (f"{changed - neither} between a call and no call, {neither} between within noise and inconclusive, "
+            "neither a call")
 
 
 def calibration_lines(said: dict) -> list[str]:

@@ -22,6 +22,10 @@ The one verdict rule of the book (`judge`):
 - Rounds: vitlab.timing.interleaved gives a comparison that is still inconclusive after its budget more rounds
   (up to the budget again; only the baseline and the undecided variants run in them), so a difference a little
   away from the threshold is decided rather than left open.
+- A busy machine: each timed row records how much CPU other programs took while it was timed (`host_busy`, in
+  cores; vitlab.timing.HostLoad reads it from /proc). Where either side of a comparison saw more than BUSY_CORES,
+  the comparison is "inconclusive", whatever its interval: the interval measures the noise of the run, and another
+  program's load is not noise that the next run shares (a second run on a quiet machine could contradict it).
 - What a comparison is judged on is a field of the row (`judged_by`: "latency", the time one call waits, or
   "throughput", items per second summed over instances); every consumer reads it from there.
 """
@@ -38,6 +42,7 @@ THRESHOLD = 0.05    # the practical threshold: a difference under 5% is not wort
 MIN_ROUNDS = 5      # paired rounds a verdict needs
 CONFIDENCE = 0.95   # of the interval
 VERDICTS = ("faster", "slower", "within noise", "inconclusive")
+BUSY_CORES = 0.25   # other programs using more than a quarter of a core meanwhile: a busy machine, no verdict
 DRIFTED = "drifted"  # a control row (the baseline again) whose interval lies beyond the threshold
 
 # Student t's two-sided 95% quantile by degrees of freedom (1..30); beyond 30 the normal's 1.96 plus a correction.
@@ -84,6 +89,7 @@ class Interval:
     rounds: int          # rounds of evidence (paired: pairs; unpaired: the fewer of the two rows')
     paired: bool
     drift: float = 0.0   # relative drift of the group's control row, added to both ends
+    busy: float = 0.0    # cores other programs used while either side was timed (the more of the two)
 
     @property
     def half_width(self) -> float:
@@ -107,12 +113,13 @@ def interval(row: dict, baseline: dict, by: str, drift: float = 0.0) -> Interval
         df = (v1 + v2) ** 2 / ((v1 ** 2 / (len(mine) - 1)) + (v2 ** 2 / (len(theirs) - 1))) if v1 + v2 else 1e9
         centre, half, n = m1 - m2, t_quantile(df) * math.sqrt(v1 + v2), min(len(mine), len(theirs))
     half += math.log1p(drift)
-    return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, bool(same), drift)
+    busy = max(row.get("host_busy") or 0.0, baseline.get("host_busy") or 0.0)
+    return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, bool(same), drift, busy)
 
 
 def judge(found: Interval | None, threshold: float = THRESHOLD) -> str:
     """The verdict on an interval: faster | slower | within noise | inconclusive (see the module's rule)."""
-    if found is None or found.rounds < MIN_ROUNDS:
+    if found is None or found.rounds < MIN_ROUNDS or found.busy > BUSY_CORES:
         return "inconclusive"
     if found.low > 1 + threshold:
         return "faster"
@@ -205,6 +212,8 @@ class Finding:
         i = self.interval
         if i is None or i.rounds < MIN_ROUNDS:
             return "too few rounds"
+        if i.busy > BUSY_CORES:
+            return f"other programs used {i.busy:.2f} cores of this machine while it was timed"
         one_side = i.low > 1 or i.high < 1
         if one_side or i.half_width <= self.threshold:
             return f"the interval reaches across the ±{self.threshold:.0%} threshold"

@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 lines.append({"model": kind, **found, "batch": batch, "median_ms": t.median_ms, "p90_ms": t.p90_ms,
                               "iters": len(t.samples_ms), "throughput": t.throughput(batch), "spread": t.spread,
                               "round_medians_ms": t.round_medians_ms, "rounds": len(t.round_medians_ms),
+                              "host_busy": t.host_busy,
                               **({"budget_s": budget} if budget else {}),
                               "start": start, "end": time.time(), "reason": why,
                               **({"accuracy": scored[kind]} if kind in scored else {})})
@@ -184,6 +185,12 @@ def round_fields(lines: list[dict], batch: int) -> dict:
             "round_throughputs": [round(sum(batch * 1000.0 / m for m in r), 3) for r in per_round]}
 
 
+def host_busy(lines: list[dict]) -> dict:
+    """The most CPU other programs took while any instance timed (its instances are not "other")."""
+    busy = [line["host_busy"] for line in lines if line.get("host_busy") is not None]
+    return {"host_busy": max(busy)} if busy else {}
+
+
 def layout(instances: int, cores_each: int) -> str:
     """A serving layout in words: '1 instance of 2 cores', '2 instances of 1 core'."""
     from vitlab.contract.text import counted
@@ -226,7 +233,8 @@ def record(rec, lines: list[dict], instances: int, cores_each: int, kinds, batch
                 p90_ms=round(max(line["p90_ms"] for line in mine), 4), iters=sum(line["iters"] for line in mine),
                 throughput=round(sum(line["throughput"] for line in mine), 3), spread=max(line["spread"] for line in mine),
                 reason=slowest["reason"], judged_by=by, **round_fields(mine, batch), **scored, **fields,
-                **({"budget_s": mine[0]["budget_s"]} if "budget_s" in mine[0] else {})))
+                **({"budget_s": mine[0]["budget_s"]} if "budget_s" in mine[0] else {}),
+                **host_busy(mine)))
     return rows
 
 
