@@ -111,6 +111,21 @@ def test_row_problems_names_a_group_without_its_baseline_and_an_untimed_status_w
     assert results.row_problems(rows[:1] + rows[4:]) == []
 
 
+@pytest.mark.parametrize("reason, ours", [
+    ("TypeError: argument after ** must be a mapping, not bool", True),  # chapter 03's old bug
+    ("NameError: name 'bf16' is not defined", True),
+    ("TypeError: ipex_int8() missing 1 required positional argument: 'example'", True),
+    ("AttributeError: 'NoneType' object has no attribute 'eval'", True),
+    ("TypeError: expected Tensor() for op: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward", False),
+    ("RuntimeError: could not create a primitive descriptor for a matmul primitive", False)])
+def test_a_failed_row_that_reads_like_our_own_bug_breaks_the_contract(reason, ours):
+    base = {"backend": "cpu", "notebook": "n", "model": "m", "batch": 1, "run_id": "r", "time": "1"}
+    rows = [{**base, "variant": "eager", "baseline": True, "median_ms": 2.0},
+            {**base, "variant": "ipex bf16", "status": "failed", "failed": reason, "reason": reason}]
+    problems = results.row_problems(rows)
+    assert bool(problems) == ours and all("reads like a bug in the calling code" in p for p in problems)
+
+
 def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
     t = timing.InterleavedTiming([2.0, 4.0, 3.0], None, 1, round_medians_ms=[2.0, 4.0, 3.0])
     row = results.make_row("01_port_to_xpu", "cpu", "quick", "vit-32px", "fp32", 64, timing=t, baseline=True)

@@ -9,6 +9,7 @@ never the `reason` sentence. Rows are written by the lab's recorder (vitlab.resu
 """
 from __future__ import annotations
 
+import re
 import uuid
 
 TIMING_FIELDS = ("median_ms", "p90_ms", "throughput", "iters", "compile_s", "spread")
@@ -72,10 +73,22 @@ def latest_runs(rows: list[dict]) -> list[dict]:
     return [r for r in rows if newest[(r.get("backend"), r.get("notebook"))][1] == r.get("run_id")]
 
 
+# A failed row whose reason reads like a mistake in the calling Python (a name, a call's arguments), not like a
+# library saying what it cannot do: a chapter's own bug recorded as a finding (e.g. a global rebound to a bool, then
+# passed as **kwargs: "argument after ** must be a mapping, not bool").
+OWN_MISTAKES = re.compile(r"^(NameError|UnboundLocalError)\b|argument after \*\*? must be|"
+                          r"got an unexpected keyword argument|missing \d+ required (positional|keyword-only) argument|"
+                          r"takes \d+ positional arguments? but \d+ (was|were) given|'NoneType' object (is not|has no)")
+
+
 def row_problems(rows: list[dict]) -> list[str]:
     """What breaks the row contract in the latest run of each notebook among `rows`: a comparison group without
-    exactly one baseline row, or a skipped or failed row that carries a timing."""
+    exactly one baseline row, a skipped or failed row that carries a timing, or a failed row whose reason reads like
+    a mistake in our own code (OWN_MISTAKES) rather than a finding."""
     latest = latest_runs(rows)
     timed = [f"{row.get('notebook')}: {status_of(row)} row {row.get('variant')!r} carries a timing" for row in latest
              if status_of(row) in ("skipped", "failed") and any(row.get(k) is not None for k in TIMING_FIELDS)]
-    return baseline_problems(latest) + timed
+    ours = [f"{row.get('notebook')}: failed row {row.get('variant')!r} reads like a bug in the calling code: "
+            f"{str(row.get('reason'))[:120]}" for row in latest
+            if status_of(row) == "failed" and OWN_MISTAKES.search(str(row.get("reason") or ""))]
+    return baseline_problems(latest) + timed + ours
