@@ -154,30 +154,27 @@ def _tree(stats: dict[int, tuple[int, int]], root: int) -> set[int]:
 
 
 class HostLoad:
-    """How much CPU other processes took while something was timed: start() before, busy() after, in cores.
+    """How much CPU other processes took while something was timed: made before, busy() after, in cores.
 
     "Ours" is the tree below our parent process (a notebook kernel's launcher; a torchrun or serving launcher's
     instances, which run side by side on purpose), or below this process where the parent is init. A process that
     starts and ends between the two looks is missed; everything else another program ran on this machine is
     counted, and a comparison timed while it exceeded BUSY_CORES is not judged (vitlab.contract.findings)."""
 
-    def __init__(self, root: int | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, root: int | None = None):
         parent = os.getppid()
         self.root = root if root is not None else parent if parent > 1 else os.getpid()
-        self.clock, self.ticks = clock, os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        self.start()
-
-    def start(self) -> None:
-        self.began, self.before = self.clock(), _proc_stats()
+        self.ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.began, self.before = time.monotonic(), _proc_stats()
 
     def busy(self) -> float | None:
-        """Cores (0.0 = none, 1.0 = one whole core) that processes outside ours used since start(); None where
-        /proc cannot tell (not Linux)."""
-        after, wall = _proc_stats(), self.clock() - self.began
+        """Cores (0.0 = none, 1.0 = one whole core) that processes outside ours used since this HostLoad was made;
+        None where /proc cannot tell (not Linux)."""
+        after, wall = _proc_stats(), time.monotonic() - self.began
         if not after or wall <= 0:
             return None
         ours = _tree(after, self.root) | _tree(self.before, self.root)
-        used = sum(ticks - self.before.get(pid, (0, 0))[1]  # a process new since start(): all its ticks
+        used = sum(ticks - self.before.get(pid, (0, 0))[1]  # a process new since then: all its ticks
                    for pid, (_, ticks) in after.items() if pid not in ours)
         return max(0.0, used / self.ticks / wall)
 

@@ -11,7 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.contract import layout
-from vitlab.contract.findings import BUSY_CORES, DRIFTED, MIN_ROUNDS, THRESHOLD, VERDICTS, Finding, compare, findings, judged_by
+from vitlab.contract.findings import (BUSY_CORES, DRIFTED, MIN_ROUNDS, THRESHOLD, VERDICTS, Finding, compare, findings,
+                                     judged_by)
 from vitlab.contract.rows import latest_runs, status_of
 from vitlab.contract.text import counted, markdown_table
 
