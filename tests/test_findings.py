@@ -238,3 +238,24 @@ def test_an_accuracy_change_is_said_in_images_and_a_change_inside_the_band_is_no
     assert said(441 / 450, 430 / 450, 450).startswith("gained 2.4 points")
     assert said(435 / 450, 430 / 450, 450).startswith("gained 1.1 points")  # 5 images: more than 1 point of 450
     assert said(434 / 450, 430 / 450, 450).startswith("stayed within 1 point")  # 4 images: 0.9 points
+
+
+def test_the_run_to_run_spread_a_row_records_widens_its_interval_and_keeps_a_near_threshold_gain_undecided():
+    row, base = _pair(1.12, 0.01, n=12)
+    assert findings.compare(row, base).verdict == "faster"  # the rounds alone: tight and clear
+    spread = findings.compare({**row, "run_to_run": 0.086}, {**base, "run_to_run": 0.086})
+    assert spread.interval.run_to_run == pytest.approx(0.086)  # paired: one run's offset, counted once
+    assert spread.verdict == "inconclusive" and spread.interval.low < 1.05 < spread.interval.high
+    assert "run-to-run ±9% included" in spread.evidence()
+    big = findings.compare({**_pair(1.5, 0.01)[0], "run_to_run": 0.086}, {**base, "run_to_run": 0.086})
+    assert big.verdict == "faster"  # a real gain clears any spread the chapters measured
+    tie = findings.compare({**_pair(1.0, 0.005)[0], "run_to_run": 0.16}, {**base, "run_to_run": 0.16})
+    assert tie.verdict == "inconclusive" and "wider than the ±5% threshold" in tie.said()  # never a tie it cannot see
+    apart = findings.compare({**row, "run_to_run": 0.05, "timing_session": "x"}, {**base, "run_to_run": 0.05})
+    assert apart.interval.run_to_run == pytest.approx(1.05 ** 2 ** 0.5 - 1, abs=1e-9)  # two runs: each its own offset
+
+
+def test_cpu_rows_carry_their_chapters_measured_run_to_run_spread_and_other_devices_none():
+    assert findings.run_to_run("05_deploy_after_ipex", "cpu") == findings.RUN_TO_RUN["05_deploy_after_ipex"]
+    assert findings.run_to_run("a chapter not measured", "cpu") == findings.RUN_TO_RUN_ALL
+    assert findings.run_to_run("05_deploy_after_ipex", "cuda") is None

@@ -319,3 +319,26 @@ def test_the_tally_tells_a_change_between_two_non_calls_from_a_call_that_came_an
     (folder / "repeatability.json").write_text(json.dumps(said))
     page = report.write_results_page([matched[0][0].row, matched[0][0].baseline], tmp_path).read_text()
     assert "0 between a call and no call, 1 between within noise and inconclusive" in page
+
+
+def test_a_re_timed_baseline_is_tallied_apart_from_the_comparisons(tmp_path):
+    import json
+    from vitlab.book import repeat
+    from vitlab.contract import layout
+
+    def run(control_off: float, session: str):
+        base = _row("eager", 100.0, batch=1, timing_session=session)
+        compiled = _row("compile", 200.0, batch=1, timing_session=session)
+        control = _row("eager (re-timed)", 100.0 * control_off, batch=1, timing_session=session, control=True)
+        control["round_medians_ms"] = [m / control_off for m in base["round_medians_ms"]]
+        return [base, compiled, control]
+    matched = repeat.pairs(run(1.0, "a"), run(1.3, "b"))  # run B's machine moved 30% between the two copies
+    said = repeat.summary(matched, [matched[0][0].row])
+    assert said["compared"] == 1 and said["tally"] == {"same": 1}  # compile vs eager: same verdict twice
+    assert said["controls"] == {"compared": 1, "same": 0, "drifted": 1}
+    assert any(line.startswith("and 1 re-timed baselines") for line in repeat.lines(matched, said))
+    folder = layout.rows_dir("reference", tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "repeatability.json").write_text(json.dumps(said))
+    page = report.write_results_page([r for a, _ in matched for r in (a.row, a.baseline)], tmp_path).read_text()
+    assert "The 1 re-timed baselines (controls" in page and "0 said the same in both runs, and 1 drifted" in page

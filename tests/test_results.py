@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from vitlab import results, timing
+from vitlab.contract import findings
 
 
 def _row(variant="eager", **kw):
@@ -135,6 +136,8 @@ def test_an_interleaved_timing_leaves_its_spread_and_round_medians_in_the_row():
     t.host_busy = 0.4
     busy = results.make_row("01_port_to_xpu", "cpu", "quick", "vit-32px", "fp32", 64, timing=t, baseline=True)
     assert busy["host_busy"] == 0.4  # other programs' CPU use while it was timed: findings reads it
+    assert row["run_to_run"] == findings.RUN_TO_RUN["01_port_to_xpu"]  # its chapter's measured spread, on CPU
+    assert "run_to_run" not in _row()  # no rounds: nothing for a spread to widen
 
 
 def test_a_skipped_or_failed_variant_cannot_carry_a_timing():

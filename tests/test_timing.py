@@ -318,3 +318,14 @@ def test_interleaved_records_the_host_load_on_every_candidate():
     found = timing.interleaved({"a": lambda: None, "b": lambda: None}, rounds=2, iters=4)
     loads = {t.host_busy for t in found.values()}
     assert len(loads) == 1 and (loads == {None} or next(iter(loads)) >= 0.0)
+
+
+def test_no_extra_rounds_where_the_run_to_run_spread_alone_leaves_it_undecided():
+    now = [0.0]
+    edge = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
+                              clock=lambda: now[0])
+    assert timing.undecided(edge, "a", run_to_run=0.0) == ["b"]  # more rounds could call it within noise
+    assert timing.undecided(edge, "a", run_to_run=0.10) == []    # ±10% run to run: no number of rounds calls 1.05×
+    clear = timing.interleaved(_alternating(now, 1.5, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
+                               clock=lambda: now[0])
+    assert timing.undecided(clear, "a", run_to_run=0.10) == []   # decided already

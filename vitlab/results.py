@@ -18,6 +18,7 @@ from vitlab.contract.rows import (  # noqa: F401  (re-exported)
     STATUSES, TIMING_FIELDS, baseline_problems, comparison_key, latest_runs, new_run_id, row_problems, status_of,
     with_speedups)
 from vitlab.contract.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
+from vitlab.contract.findings import run_to_run
 
 
 @lru_cache(maxsize=None)
@@ -81,6 +82,9 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     evidence = extra.get("round_medians_ms") or extra.get("round_throughputs")
     if row.get("round_medians_ms") is None and evidence:  # rounds measured elsewhere (a worker process)
         row["rounds"] = len(evidence)
+    level = run_to_run(notebook, torch.device(device).type)
+    if level is not None and (row.get("round_medians_ms") or evidence):  # the verdicts' run-to-run spread
+        row["run_to_run"] = level
     # What a comparison of this row is judged on (vitlab.contract.findings reads it): the time one call waits at batch 1
     # in one process, items per second otherwise; a chapter says otherwise with judged_by=...
     row["judged_by"] = extra.pop("judged_by", None) or (

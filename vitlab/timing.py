@@ -292,14 +292,28 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
 MAX_ROUNDS_EXTENDED = 30  # an undecided comparison's rounds, extension included
 
 
-def undecided(found: dict[str, InterleavedTiming], baseline: str) -> list[str]:
+RUN_TO_RUN_HERE = 0.0  # the running chapter's run-to-run spread on this device (vitlab.chapter.start sets it)
+
+
+def undecided(found: dict[str, InterleavedTiming], baseline: str, run_to_run: float | None = None) -> list[str]:
     """The candidates whose paired interval against `baseline` is still "inconclusive" under the book's verdict
-    rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch)."""
-    from vitlab.contract.findings import interval, judge
-    def row(t: InterleavedTiming) -> dict:  # what findings reads of a row: its rounds and their session
-        return {"round_medians_ms": t.round_medians_ms, "timing_session": t.session}
-    return [name for name, t in found.items()
-            if name != baseline and judge(interval(row(t), row(found[baseline]), "latency")) == "inconclusive"]
+    rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch),
+    and that more rounds could still decide: where the run-to-run spread (default: RUN_TO_RUN_HERE) alone leaves
+    the ratio inconclusive, more rounds narrow nothing that matters, and the seconds are saved."""
+    from vitlab.contract.findings import MIN_ROUNDS, Interval, interval, judge
+    level = RUN_TO_RUN_HERE if run_to_run is None else run_to_run
+    def row(t: InterleavedTiming) -> dict:  # what findings reads of a row: its rounds, their session, the spread
+        return {"round_medians_ms": t.round_medians_ms, "timing_session": t.session, "run_to_run": level}
+    out = []
+    for name, t in found.items():
+        found_ = None if name == baseline else interval(row(t), row(found[baseline]), "latency")
+        if found_ is None or judge(found_) != "inconclusive":
+            continue
+        best = Interval(found_.ratio, found_.ratio / (1 + level), found_.ratio * (1 + level),
+                        max(found_.rounds, MIN_ROUNDS), True)
+        if judge(best) != "inconclusive":  # rounds could still decide it
+            out.append(name)
+    return out
 
 
 class Ceiling(NamedTuple):

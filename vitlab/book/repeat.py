@@ -13,7 +13,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from vitlab.contract.findings import Finding, findings, row_id, t_quantile
+from vitlab.contract.findings import DRIFTED, Finding, findings, row_id, t_quantile
 from vitlab.book.report import agreement
 from vitlab.contract.rows import latest_runs
 from vitlab.contract.store import load_file
@@ -94,7 +94,10 @@ def calibration(timed: list[tuple[Finding, Finding]]) -> dict[str, dict]:
 
 def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
     """The tally (same / one undecided / opposite) of timed comparisons and their intervals' half-widths."""
-    timed = [(a, b) for a, b in matched if a.ratio is not None and b.ratio is not None]
+    both = [(a, b) for a, b in matched if a.ratio is not None and b.ratio is not None]
+    # a control (the baseline re-timed against itself) judges the machine, not an optimisation: tallied apart
+    checks = [(a, b) for a, b in both if a.is_drift()]
+    timed = [(a, b) for a, b in both if not a.is_drift()]
     tally = Counter(agreement(a.verdict, b.verdict) for a, b in timed)
     widths = [f.band for pair in timed for f in pair if f.band is not None]
     row = first[0] if first else {}
@@ -105,7 +108,11 @@ def summary(matched: list[tuple[Finding, Finding]], first: list[dict]) -> dict:
             "neither_a_call": sum(a.verdict != b.verdict and {a.verdict, b.verdict} <= undecided for a, b in timed),
             "half_width_median": percentile(widths, 50) if widths else None,
             "half_width_p90": percentile(widths, 90) if widths else None,
-            "calibration": calibration(timed),
+            "calibration": calibration(both),
+            "controls": {"compared": len(checks), "same": sum(a.verdict == b.verdict for a, b in checks),
+                         "drifted": sum(DRIFTED in (a.verdict, b.verdict) for a, b in checks)},
+            # whether the intervals already held a run-to-run spread (rows that carry `run_to_run`)
+            "with_run_to_run": any(f.interval.run_to_run for pair in both for f in pair if f.interval),
             "machine": f"{row.get('device_name')} ({row.get('cpu_isa')}, {row.get('threads')} threads)",
             "stack": f"torch {(row.get('versions') or {}).get('torch')}", "preset": row.get("preset"),
             "date": _dt.date.today().isoformat()}
@@ -127,6 +134,11 @@ def lines(matched: list[tuple[Finding, Finding]], said: dict) -> list[str]:
                f"({said['changed']} changed, {said.get('neither_a_call', 0)} of them between within noise and "
                f"inconclusive); interval half-width {width(said['half_width_median'])} at the median, "
                f"{width(said['half_width_p90'])} at the 90th percentile")
+    checks = said.get("controls")
+    if checks and checks["compared"]:
+        out.append(f"and {checks['compared']} re-timed baselines (controls, the machine's own drift, not "
+                   f"comparisons): {checks['same']} said the same in both runs, {checks['drifted']} drifted in one "
+                   "run or both")
     for name, found in (said.get("calibration") or {}).items():
         out.append(f"{name}: the two ratios lay further apart than their intervals allow in {found['beyond']} of "
                    f"{found['compared']} comparisons (about 1 in 20 expected); run-to-run spread beyond the "

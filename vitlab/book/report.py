@@ -606,7 +606,13 @@ def rule_section(rows: list[dict]) -> list[str]:
             "Where a chapter timed a second copy of the baseline beside it, the distance between the two copies is "
             "the run's drift, and it widens every interval of that comparison; the copy itself, set against the "
             "baseline, is said to have **drifted** where its interval clears the threshold, never to be faster or "
-            "slower than itself. The practical threshold is "
+            "slower than itself. What moves from one run to the next (another compile, another memory layout, "
+            "another spell of a shared host) is not in a run's rounds: `vitlab compare-runs` measures it from two "
+            "runs of the same chapters on one machine (the table below), and each CPU row records its chapter's "
+            "measured value (`run_to_run`), which widens the interval, so that a verdict says what a second run "
+            "would also find; where that spread alone is wider than the threshold, a difference smaller than it is "
+            "**inconclusive**, never a tie. Rows without the field (older runs, devices where it was never "
+            "measured) are judged on their rounds alone. The practical threshold is "
             f"±{THRESHOLD:.0%}: **faster** only when the whole interval lies above {1 + THRESHOLD:.2f}×, **slower** "
             f"only when it lies below 1/{1 + THRESHOLD:.2f} ≈ {1 / (1 + THRESHOLD):.3f}×, **within noise** when it "
             "lies inside both, and **inconclusive** otherwise: too wide to say, or narrow but across a threshold (a "
@@ -633,7 +639,18 @@ def repeatability_section(book_dir: Path) -> list[str]:
             f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} changed it "
             f"without a contradiction ({moves(said)}), and {counts.get('opposite', 0)} flipped between "
             f"faster and slower. The intervals' half-widths were ±{said['half_width_median']:.0%} at the median and "
-            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.", ""] + calibration_lines(said)
+            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.{controls_said(said)}", ""
+            ] + calibration_lines(said)
+
+
+def controls_said(said: dict) -> str:
+    """The re-timed baselines (controls), tallied apart from the comparisons: they measure the machine."""
+    checks = said.get("controls")
+    if not checks or not checks.get("compared"):
+        return ""
+    return (f" The {checks['compared']} re-timed baselines (controls: the baseline again, which measure the machine, "
+            f"not an optimisation) are counted apart: {checks['same']} said the same in both runs, and "
+            f"{checks['drifted']} drifted in one run or both.")
 
 
 def moves(said: dict) -> str:
@@ -661,7 +678,11 @@ def calibration_lines(said: dict) -> list[str]:
             "for the whole of it and changes in the next: the state of a shared machine, or of the process (where "
             "its memory landed, which kernels were chosen). The last column is that spread, estimated from the "
             f"two runs: a verdict whose interval ends within it of the ±{THRESHOLD:.0%} threshold may move in a "
-            "second run.", "",
+            "second run."
+            + (" These runs' rows carried their chapter's run-to-run spread (`run_to_run`), so their intervals "
+               "held it already: the last column is what was left beyond it." if said.get("with_run_to_run") else
+               " These runs' rows carried no run-to-run spread: the last column is what the rule's `RUN_TO_RUN` "
+               "holds."), "",
             str(markdown_table(body)), ""]
 
 

@@ -15,6 +15,13 @@ The one verdict rule of the book (`judge`):
   comparison group), the control's distance from the baseline is what the machine moved during the run; it is
   added to both ends of every interval of that group. The control itself is no optimisation: where its interval
   lies beyond the threshold it "drifted" (the same measurement came back that far), never "faster" or "slower".
+- Run to run: what moves between two runs of a chapter on one machine (another compile, another memory layout,
+  another spell of the shared host) is not in a run's rounds, and a second run judged only by them contradicts the
+  first more often than their intervals allow. `vitlab compare-runs` measures that spread from two runs (its
+  calibration); RUN_TO_RUN keeps what it measured per chapter on CPU, each CPU row records its chapter's value when
+  it is made (`run_to_run`, a 95% half-width), and the interval adds it to the rounds' own (in quadrature, in logs:
+  once for a paired comparison, which shares its run; once per row for rows of two runs). Rows without the field
+  (older runs, other devices: not measured) are judged on their rounds alone.
 - The threshold (THRESHOLD, 5%): "faster" only when the whole interval lies above 1 + threshold, "slower" only
   when it lies below 1 / (1 + threshold), "within noise" when it lies inside both, otherwise "inconclusive":
   the interval is too wide to say, or narrow but across the threshold (a difference of about the threshold's
@@ -44,6 +51,21 @@ CONFIDENCE = 0.95   # of the interval
 VERDICTS = ("faster", "slower", "within noise", "inconclusive")
 BUSY_CORES = 0.25   # other programs using more than a quarter of a core meanwhile: a busy machine, no verdict
 DRIFTED = "drifted"  # a control row (the baseline again) whose interval lies beyond the threshold
+
+# The run-to-run spread beyond a run's own intervals (95% half-width) per chapter, on CPU: `vitlab compare-runs`'s
+# calibration of two quick runs of chapters 01-05 back to back on one 2-core AMD EPYC (Zen 4, AVX512), reference
+# stack, 2026-12-06 (book/results/repeatability.json keeps it). Chapters not listed get the overall value.
+RUN_TO_RUN = {"01_port_to_xpu": 0.005, "02_torch_compile": 0.018, "03_ipex_bf16_int8": 0.073,
+              "04_hardware_integration": 0.161, "05_deploy_after_ipex": 0.086}
+RUN_TO_RUN_ALL = 0.082
+
+
+def run_to_run(notebook: str | None, device_type: str) -> float | None:
+    """The run-to-run spread a row of `notebook` on `device_type` carries (RUN_TO_RUN); None off the CPU (not
+    measured there)."""
+    if device_type != "cpu":
+        return None
+    return RUN_TO_RUN.get(notebook or "", RUN_TO_RUN_ALL)
 
 # Student t's two-sided 95% quantile by degrees of freedom (1..30); beyond 30 the normal's 1.96 plus a correction.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -90,6 +112,7 @@ class Interval:
     paired: bool
     drift: float = 0.0   # relative drift of the group's control row, added to both ends
     busy: float = 0.0    # cores other programs used while either side was timed (the more of the two)
+    run_to_run: float = 0.0  # the run-to-run spread in the interval (a 95% half-width; 0: rounds alone)
 
     @property
     def half_width(self) -> float:
@@ -112,9 +135,18 @@ def interval(row: dict, baseline: dict, by: str, drift: float = 0.0) -> Interval
         v1, v2 = s1 ** 2 / len(mine), s2 ** 2 / len(theirs)
         df = (v1 + v2) ** 2 / ((v1 ** 2 / (len(mine) - 1)) + (v2 ** 2 / (len(theirs) - 1))) if v1 + v2 else 1e9
         centre, half, n = m1 - m2, t_quantile(df) * math.sqrt(v1 + v2), min(len(mine), len(theirs))
-    half += math.log1p(drift)
+    level = run_level(row, baseline, bool(same))
+    half = math.hypot(half, math.log1p(level)) + math.log1p(drift)
     busy = max(row.get("host_busy") or 0.0, baseline.get("host_busy") or 0.0)
-    return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, bool(same), drift, busy)
+    return Interval(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, bool(same), drift, busy,
+                    level)
+
+
+def run_level(row: dict, baseline: dict, paired: bool) -> float:
+    """The run-to-run spread a comparison of `row` with `baseline` carries (a 95% half-width): a paired comparison
+    shares one run's offset (the larger of the two rows' values), rows of two runs each bring their own."""
+    mine, theirs = (math.log1p(r.get("run_to_run") or 0.0) for r in (row, baseline))
+    return math.expm1(max(mine, theirs) if paired else math.hypot(mine, theirs))
 
 
 def judge(found: Interval | None, threshold: float = THRESHOLD) -> str:
@@ -177,6 +209,8 @@ class Finding:
         i = self.interval
         how = "paired" if i.paired else "unpaired"
         drift = f", widened by the baseline's own drift of {i.drift:.0%}" if i.drift else ""
+        if i.run_to_run:
+            drift += f", run-to-run ±{i.run_to_run:.0%} included"
         return f"{self.ratio:.2f}×, 95% interval {i.low:.2f}–{i.high:.2f}× over {i.rounds} {how} rounds{drift}"
 
     def said(self, engaged_note: bool = True) -> str:
@@ -215,6 +249,9 @@ class Finding:
         if i.busy > BUSY_CORES:
             return f"other programs used {i.busy:.2f} cores of this machine while it was timed"
         one_side = i.low > 1 or i.high < 1
+        if not one_side and i.run_to_run > self.threshold:
+            return (f"what moves from one run to the next in this chapter (±{i.run_to_run:.0%}) is wider than the "
+                    f"±{self.threshold:.0%} threshold")
         if one_side or i.half_width <= self.threshold:
             return f"the interval reaches across the ±{self.threshold:.0%} threshold"
         return "the interval is too wide to call"
