@@ -256,6 +256,6 @@ def test_the_run_to_run_spread_a_row_records_widens_its_interval_and_keeps_a_nea
 
 
 def test_cpu_rows_carry_their_chapters_measured_run_to_run_spread_and_other_devices_none():
-    assert findings.run_to_run("05_deploy_after_ipex", "cpu") == findings.RUN_TO_RUN["05_deploy_after_ipex"]
-    assert findings.run_to_run("a chapter not measured", "cpu") == findings.RUN_TO_RUN_ALL
-    assert findings.run_to_run("05_deploy_after_ipex", "cuda") is None
+    assert findings.run_to_run_for("05_deploy_after_ipex", "cpu") == findings.RUN_TO_RUN["05_deploy_after_ipex"]
+    assert findings.run_to_run_for("a chapter not measured", "cpu") == findings.RUN_TO_RUN_ALL
+    assert findings.run_to_run_for("05_deploy_after_ipex", "cuda") is None

@@ -201,8 +201,8 @@ def start(notebook: str, presets: dict | None = None, context: RunContext | dict
         device = torch.device("cpu")
     info = describe(device)
     from vitlab import timing
-    from vitlab.contract.findings import run_to_run
-    timing.RUN_TO_RUN_HERE = run_to_run(notebook, device.type) or 0.0  # extra rounds go where they can decide
+    from vitlab.contract.findings import run_to_run_for
+    timing.RUN_TO_RUN_HERE = run_to_run_for(notebook, device.type) or 0.0  # extra rounds go where they can decide
     rec = Recorder(notebook, device, preset, context.rows, context.run_id, context.git_sha,
                    backend=_page_name(context, device))
     bf16 = "native bf16" if info["bf16_native"] else "bf16 emulated"

@@ -18,7 +18,7 @@ from vitlab.contract.rows import (  # noqa: F401  (re-exported)
     STATUSES, TIMING_FIELDS, baseline_problems, comparison_key, latest_runs, new_run_id, row_problems, status_of,
     with_speedups)
 from vitlab.contract.store import append, git_sha, load, load_file, results_dir  # noqa: F401  (the store, re-exported)
-from vitlab.contract.findings import run_to_run
+from vitlab.contract.findings import run_to_run_for
 
 
 @lru_cache(maxsize=None)
@@ -82,7 +82,7 @@ def make_row(notebook: str, device, preset: str, model: str, variant: str, batch
     evidence = extra.get("round_medians_ms") or extra.get("round_throughputs")
     if row.get("round_medians_ms") is None and evidence:  # rounds measured elsewhere (a worker process)
         row["rounds"] = len(evidence)
-    level = run_to_run(notebook, torch.device(device).type)
+    level = run_to_run_for(notebook, torch.device(device).type)
     if level is not None and (row.get("round_medians_ms") or evidence):  # the verdicts' run-to-run spread
         row["run_to_run"] = level
     # What a comparison of this row is judged on (vitlab.contract.findings reads it): the time one call waits at batch 1

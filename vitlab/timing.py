@@ -300,20 +300,13 @@ def undecided(found: dict[str, InterleavedTiming], baseline: str, run_to_run: fl
     rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch),
     and that more rounds could still decide: where the run-to-run spread (default: RUN_TO_RUN_HERE) alone leaves
     the ratio inconclusive, more rounds narrow nothing that matters, and the seconds are saved."""
-    from vitlab.contract.findings import MIN_ROUNDS, Interval, interval, judge
+    from vitlab.contract.findings import decidable, interval, judge
     level = RUN_TO_RUN_HERE if run_to_run is None else run_to_run
     def row(t: InterleavedTiming) -> dict:  # what findings reads of a row: its rounds, their session, the spread
         return {"round_medians_ms": t.round_medians_ms, "timing_session": t.session, "run_to_run": level}
-    out = []
-    for name, t in found.items():
-        found_ = None if name == baseline else interval(row(t), row(found[baseline]), "latency")
-        if found_ is None or judge(found_) != "inconclusive":
-            continue
-        best = Interval(found_.ratio, found_.ratio / (1 + level), found_.ratio * (1 + level),
-                        max(found_.rounds, MIN_ROUNDS), True)
-        if judge(best) != "inconclusive":  # rounds could still decide it
-            out.append(name)
-    return out
+    judged = {name: interval(row(t), row(found[baseline]), "latency") for name, t in found.items() if name != baseline}
+    # fewer than 2 rounds (no interval yet): undecided, and more rounds are what decides it
+    return [name for name, i in judged.items() if i is None or (judge(i) == "inconclusive" and decidable(i))]
 
 
 class Ceiling(NamedTuple):

@@ -60,7 +60,7 @@ RUN_TO_RUN = {"01_port_to_xpu": 0.005, "02_torch_compile": 0.018, "03_ipex_bf16_
 RUN_TO_RUN_ALL = 0.082
 
 
-def run_to_run(notebook: str | None, device_type: str) -> float | None:
+def run_to_run_for(notebook: str | None, device_type: str) -> float | None:
     """The run-to-run spread a row of `notebook` on `device_type` carries (RUN_TO_RUN); None off the CPU (not
     measured there)."""
     if device_type != "cpu":
@@ -162,6 +162,14 @@ def judge(found: Interval | None, threshold: float = THRESHOLD) -> str:
     return "inconclusive"
 
 
+def decidable(found: Interval, threshold: float = THRESHOLD) -> bool:
+    """Whether more rounds could still decide an inconclusive interval: judged as if its rounds' own noise were
+    gone and only its run-to-run spread left (more rounds narrow the one, never the other)."""
+    spread = 1 + found.run_to_run
+    limit = Interval(found.ratio, found.ratio / spread, found.ratio * spread, max(found.rounds, MIN_ROUNDS), True)
+    return judge(limit, threshold) != "inconclusive"
+
+
 def control_drift(row: dict, baseline: dict) -> float:
     """How far a control row (a second copy of the baseline, timed beside it) moved from the baseline: the
     interval's far end from a tie, as a fraction (0.0 when it cannot be measured)."""
@@ -208,10 +216,10 @@ class Finding:
             return f"{self.ratio:.2f}× from {rounds} rounds; a verdict needs {MIN_ROUNDS}"
         i = self.interval
         how = "paired" if i.paired else "unpaired"
-        drift = f", widened by the baseline's own drift of {i.drift:.0%}" if i.drift else ""
+        notes = f", widened by the baseline's own drift of {i.drift:.0%}" if i.drift else ""
         if i.run_to_run:
-            drift += f", run-to-run ±{i.run_to_run:.0%} included"
-        return f"{self.ratio:.2f}×, 95% interval {i.low:.2f}–{i.high:.2f}× over {i.rounds} {how} rounds{drift}"
+            notes += f", run-to-run ±{i.run_to_run:.0%} included"
+        return f"{self.ratio:.2f}×, 95% interval {i.low:.2f}–{i.high:.2f}× over {i.rounds} {how} rounds{notes}"
 
     def said(self, engaged_note: bool = True) -> str:
         """This finding as the end of a sentence whose subject is the variant: '… was <said>.' (`engaged_note=False`:
