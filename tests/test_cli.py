@@ -88,8 +88,9 @@ def test_check_rows_fails_where_there_are_no_rows(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "no rows"
 
 
-def _run_rows(path, compile_ms, run_id):
-    """One chapter run's rows: eager and compile, 8 rounds each, timed side by side."""
+def _run_rows(path, compile_ms, run_id, run_to_run=None):
+    """One chapter run's rows: eager and compile, 8 rounds each, timed side by side (with `run_to_run`: the
+    run-to-run spread each row carries)."""
     import json
     rows = []
     for variant, ms in (("eager", 100.0), ("compile", compile_ms)):
@@ -98,6 +99,8 @@ def _run_rows(path, compile_ms, run_id):
                      "variant": variant, "baseline": variant == "eager", "median_ms": ms, "throughput": 1000 / ms,
                      "round_medians_ms": rounds, "timing_session": run_id, "run_id": run_id, "time": "1",
                      "status": "ok", "device_name": "cpu", "versions": {"torch": "2.8.0"}, "preset": "quick"})
+        if run_to_run is not None:
+            rows[-1]["run_to_run"] = run_to_run
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -112,6 +115,19 @@ def test_compare_runs_tallies_two_runs_and_saves_the_tally(tmp_path):
     assert json.loads((tmp_path / "tally.json").read_text())["tally"] == {"same": 1}
     flipped = _run_rows(tmp_path / "c.jsonl", 200.0, "c")
     assert "| opposite" in vitlab("compare-runs", str(a), str(flipped)).stdout
+
+
+def test_compare_runs_rounds_only_judges_the_rows_without_their_run_to_run_spread(tmp_path):
+    import json
+    # 1.20x apart, with a run-to-run spread of ±30% in each row: inconclusive; on the rounds alone (±1%): faster
+    a, b = (_run_rows(tmp_path / f"{n}.jsonl", 100 / 1.2, n, run_to_run=0.3) for n in "ab")
+    with_spread = vitlab("compare-runs", str(a), str(b), "--save", str(tmp_path / "with.json"))
+    assert "A: inconclusive 1.20× | B: inconclusive 1.20×" in with_spread.stdout, with_spread.stderr[-2000:]
+    alone = vitlab("compare-runs", "--rounds-only", str(a), str(b), "--save", str(tmp_path / "alone.json"))
+    assert "A: faster 1.20× | B: faster 1.20× | same" in alone.stdout, alone.stderr[-2000:]
+    saved = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("with", "alone")}
+    assert saved["with"]["with_run_to_run"] and not saved["alone"]["with_run_to_run"]
+    assert saved["alone"]["half_width_median"] < 0.05 < saved["with"]["half_width_median"]
 
 
 def test_compare_runs_with_a_missing_file_says_so_in_one_line(tmp_path):

@@ -342,3 +342,20 @@ def test_a_re_timed_baseline_is_tallied_apart_from_the_comparisons(tmp_path):
     (folder / "repeatability.json").write_text(json.dumps(said))
     page = report.write_results_page([r for a, _ in matched for r in (a.row, a.baseline)], tmp_path).read_text()
     assert "The 1 re-timed baselines (controls" in page and "0 said the same in both runs, and 1 drifted" in page
+
+
+def test_the_results_page_shows_every_machine_s_tally_under_one_heading(tmp_path):
+    import json
+    from vitlab.book import repeat
+    from vitlab.contract import layout
+    matched = _two_runs(2.2, jitter=0.002)
+    folder = layout.rows_dir("reference", tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, machine in (("repeatability.json", "machine one"), ("repeatability-two.json", "machine two")):
+        said = repeat.summary(matched, [m[0].row for m in matched])
+        (folder / name).write_text(json.dumps({**said, "machine": machine}))
+    page = report.write_results_page([r for pair in matched for r in (pair[0].row, pair[0].baseline)],
+                                     tmp_path).read_text()
+    assert page.count("## Verdicts that held when the book was run twice") == 1
+    assert page.index("run twice on machine one (") < page.index("run twice on machine two (")
+    assert page.count("1 of 1 did") == 2

@@ -329,3 +329,15 @@ def test_no_extra_rounds_where_the_run_to_run_spread_alone_leaves_it_undecided()
     clear = timing.interleaved(_alternating(now, 1.5, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
                                clock=lambda: now[0])
     assert timing.undecided(clear, "a", run_to_run=0.10) == []   # decided already
+
+
+def test_the_run_to_run_spread_comes_from_the_environment_a_chapter_s_workers_inherit(monkeypatch):
+    now = [0.0]
+    edge = timing.interleaved(_alternating(now, 1.05, 0.04), warmup=2, budget_s=0.5, extend_s=0.0, rewarm=0,
+                              clock=lambda: now[0])
+    monkeypatch.delenv(timing.RUN_TO_RUN_ENV, raising=False)
+    assert timing.run_to_run_here() == 0.0 and timing.undecided(edge, "a") == ["b"]
+    monkeypatch.setenv(timing.RUN_TO_RUN_ENV, "0.10")
+    assert timing.undecided(edge, "a") == []
+    monkeypatch.setenv(timing.RUN_TO_RUN_ENV, "not a number")
+    assert timing.run_to_run_here() == 0.0

@@ -202,7 +202,8 @@ def start(notebook: str, presets: dict | None = None, context: RunContext | dict
     info = describe(device)
     from vitlab import timing
     from vitlab.contract.findings import run_to_run_for
-    timing.RUN_TO_RUN_HERE = run_to_run_for(notebook, device.type) or 0.0  # extra rounds go where they can decide
+    # extra rounds go where they can decide, in this process and in the workers it starts
+    os.environ[timing.RUN_TO_RUN_ENV] = str(run_to_run_for(notebook, device.type) or 0.0)
     rec = Recorder(notebook, device, preset, context.rows, context.run_id, context.git_sha,
                    backend=_page_name(context, device))
     bf16 = "native bf16" if info["bf16_native"] else "bf16 emulated"

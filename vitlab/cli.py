@@ -102,7 +102,7 @@ def _compare_runs(args) -> int:
     """Two runs of the same chapters: every comparison's two verdicts and the tally (--save: also as JSON)."""
     from vitlab.book import repeat
     try:
-        first, second = repeat.load_rows(args.first), repeat.load_rows(args.second)
+        first, second = (repeat.load_rows(path, rounds_only=args.rounds_only) for path in (args.first, args.second))
     except (OSError, ValueError) as error:
         print(f"vitlab compare-runs: {error}", file=sys.stderr)
         return 2
@@ -112,6 +112,8 @@ def _compare_runs(args) -> int:
               file=sys.stderr)
         return 2
     said = repeat.summary(matched, first)
+    if args.machine:
+        said["machine"] = args.machine
     print("\n".join(repeat.lines(matched, said)))
     if args.save:
         args.save.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("first", type=Path, metavar="A", help="a result-row file (.jsonl) or a folder of them")
     again.add_argument("second", type=Path, metavar="B", help="the other run's rows")
     again.add_argument("--save", type=Path, metavar="FILE",
-                       help="also write the tally as JSON (the results page reads book/results/repeatability.json)")
+                       help="also write the tally as JSON (the results page reads book/results/repeatability*.json)")
+    again.add_argument("--machine", metavar="NAME",
+                       help="the machine as the tally names it (default: the rows' CPU name, ISA and threads)")
+    again.add_argument("--rounds-only", action="store_true",
+                       help="judge the rows on their rounds alone, as if they carried no run-to-run spread: the "
+                            "calibration's last column is then the spread RUN_TO_RUN should hold")
     again.set_defaults(handler=_compare_runs)
     book = commands.add_parser("book", help="build the HTML book into _build/html (offline, strict)")
     book.set_defaults(handler=_book)

@@ -292,16 +292,25 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
 MAX_ROUNDS_EXTENDED = 30  # an undecided comparison's rounds, extension included
 
 
-RUN_TO_RUN_HERE = 0.0  # the running chapter's run-to-run spread on this device (vitlab.chapter.start sets it)
+RUN_TO_RUN_ENV = "VITLAB_RUN_TO_RUN"  # the running chapter's run-to-run spread on its device (vitlab.chapter.start
+# sets it, in the environment, so that the worker processes a chapter starts read the same value)
+
+
+def run_to_run_here() -> float:
+    """The running chapter's run-to-run spread (a 95% half-width) from RUN_TO_RUN_ENV; 0.0 outside a chapter."""
+    try:
+        return max(0.0, float(os.environ.get(RUN_TO_RUN_ENV) or 0.0))
+    except ValueError:
+        return 0.0
 
 
 def undecided(found: dict[str, InterleavedTiming], baseline: str, run_to_run: float | None = None) -> list[str]:
     """The candidates whose paired interval against `baseline` is still "inconclusive" under the book's verdict
     rule (vitlab.contract.findings), judged on latency (the same ratio as throughput: every candidate has the batch),
-    and that more rounds could still decide: where the run-to-run spread (default: RUN_TO_RUN_HERE) alone leaves
+    and that more rounds could still decide: where the run-to-run spread (default: run_to_run_here()) alone leaves
     the ratio inconclusive, more rounds narrow nothing that matters, and the seconds are saved."""
     from vitlab.contract.findings import decidable, interval, judge
-    level = RUN_TO_RUN_HERE if run_to_run is None else run_to_run
+    level = run_to_run_here() if run_to_run is None else run_to_run
     def row(t: InterleavedTiming) -> dict:  # what findings reads of a row: its rounds, their session, the spread
         return {"round_medians_ms": t.round_medians_ms, "timing_session": t.session, "run_to_run": level}
     judged = {name: interval(row(t), row(found[baseline]), "latency") for name, t in found.items() if name != baseline}

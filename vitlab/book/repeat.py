@@ -1,6 +1,8 @@
 """Repeatability: two runs of the same chapters on one machine, each comparison's two verdicts side by side.
 
     vitlab compare-runs A B          A and B: result-row files (.jsonl) or folders of them (`vitlab run --into`)
+    vitlab compare-runs --rounds-only A B    the same rows judged on their rounds alone (no `run_to_run`): the
+                                             calibration that RUN_TO_RUN (vitlab.contract.findings) keeps
 
 A comparison is one row against its group's baseline (vitlab.contract.findings); it is matched across the runs by
 backend, notebook, model, variant, batch, group and sweep. Torch-free.
@@ -19,13 +21,18 @@ from vitlab.contract.rows import latest_runs
 from vitlab.contract.store import load_file
 
 
-def load_rows(path: Path) -> list[dict]:
-    """The latest run of each chapter in a .jsonl file or a folder of them (a missing path: FileNotFoundError)."""
+def load_rows(path: Path, rounds_only: bool = False) -> list[dict]:
+    """The latest run of each chapter in a .jsonl file or a folder of them (a missing path: FileNotFoundError).
+
+    `rounds_only`: the rows as if they carried no run-to-run spread (their `run_to_run` dropped), so that their
+    intervals hold their rounds alone: what calibrating RUN_TO_RUN (vitlab.contract.findings) judges them on."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     rows = load_file(path) if path.is_file() else [r for f in sorted(path.rglob("*.jsonl")) for r in load_file(f)]
     if not rows:
         raise ValueError(f"{path}: no result rows")
+    if rounds_only:
+        rows = [{k: v for k, v in r.items() if k != "run_to_run"} for r in rows]
     return latest_runs(rows)
 
 

@@ -626,21 +626,25 @@ def rule_section(rows: list[dict]) -> list[str]:
 
 
 def repeatability_section(book_dir: Path) -> list[str]:
-    """The committed tally of two runs of the same chapters on one machine (`vitlab compare-runs --save`)."""
-    path = layout.rows_dir("reference", book_dir) / "repeatability.json"
-    if not path.exists():
-        return []
+    """The committed tallies of two runs of the same chapters on one machine (`vitlab compare-runs --save`):
+    book/results/repeatability.json, and one repeatability-<machine>.json per further machine, each a paragraph."""
     import json
-    said = json.loads(path.read_text())
-    counts = said["tally"]
-    return ["## Verdicts that held when the book was run twice", "",
-            f"The {said['preset']} chapters were run twice on {said['machine']} ({said['stack']}, {said['date']}), "
-            f"and every comparison's two verdicts compared (`vitlab compare-runs`): of {said['compared']} "
-            f"comparisons, {counts.get('same', 0)} kept their verdict, {counts.get('one undecided', 0)} changed it "
-            f"without a contradiction ({moves(said)}), and {counts.get('opposite', 0)} flipped between "
-            f"faster and slower. The intervals' half-widths were ±{said['half_width_median']:.0%} at the median and "
-            f"±{said['half_width_p90']:.0%} at the 90th percentile of comparisons.{controls_said(said)}", ""
-            ] + calibration_lines(said)
+    paths = sorted(layout.rows_dir("reference", book_dir).glob("repeatability*.json"),
+                   key=lambda path: (path.name != "repeatability.json", path.name))  # the first machine first
+    if not paths:
+        return []
+    out = ["## Verdicts that held when the book was run twice", ""]
+    for path in paths:
+        said = json.loads(path.read_text())
+        counts = said["tally"]
+        out += [f"The {said['preset']} chapters were run twice on {said['machine']} ({said['stack']}, "
+                f"{said['date']}), and every comparison's two verdicts compared (`vitlab compare-runs`): of "
+                f"{said['compared']} comparisons, {counts.get('same', 0)} kept their verdict, "
+                f"{counts.get('one undecided', 0)} changed it without a contradiction ({moves(said)}), and "
+                f"{counts.get('opposite', 0)} flipped between faster and slower. The intervals' half-widths were "
+                f"±{said['half_width_median']:.0%} at the median and ±{said['half_width_p90']:.0%} at the 90th "
+                f"percentile of comparisons.{controls_said(said)}", ""] + calibration_lines(said)
+    return out
 
 
 def controls_said(said: dict) -> str:
