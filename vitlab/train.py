@@ -13,6 +13,7 @@ from torch import nn
 
 from vitlab.data import Data, classification_data
 from vitlab.contract.paths import cache_dir
+from vitlab.contract.rows import status_of
 from vitlab.device import synchronize
 from vitlab.models import build
 
@@ -376,9 +377,16 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
     return sorted(rows, key=lambda row: order.get(row["variant"], len(order)))
 
 
-def compile_skipped(name: str, compiled, preset: str) -> dict[str, str]:
+def compile_skipped(name: str, compiled, preset: str, failed_here: list[dict] | None = None) -> dict[str, str]:
     """compare_steps' `skipped` for a model a preset does not compile: {} where `name` is in `compiled`, else the
-    torch.compile variant with the reason its row says."""
+    torch.compile variant with the reason its row says. `failed_here`: this process's earlier step rows, where it
+    imported IPEX: once a compiled step failed among them, the next model's is not compiled again in this process
+    (the cause, IPEX's layer_norm without an autograd formula, is the process's, not the model's; a cold compile
+    that fails costs half a minute at 224 px on 2 cores); the fresh process of section 7 compiles it instead."""
+    failed = [r for r in failed_here or [] if r.get("variant") == "torch.compile" and status_of(r) == "failed"]
+    if name in compiled and failed:
+        return {"torch.compile": f"a compiled step already failed in this process ({failed[0]['model']}, IPEX "
+                                 "imported: section 7); the fresh process below compiles ViT-B/16 instead"}
     if name in compiled:
         return {}
     which = f"the training step of {', '.join(compiled)} only" if compiled else "no training step"

@@ -52,14 +52,15 @@ VERDICTS = ("faster", "slower", "within noise", "inconclusive")
 BUSY_CORES = 0.25   # other programs using more than a quarter of a core meanwhile: a busy machine, no verdict
 DRIFTED = "drifted"  # a control row (the baseline again) whose interval lies beyond the threshold
 
-# The run-to-run spread beyond a run's own intervals (95% half-width) per chapter, on CPU: `vitlab compare-runs`'s
-# calibration of two pairs of quick runs of chapters 01-05, each pair back to back on a 2-core AMD EPYC (Zen 4,
-# AVX512), reference stack, 2026-12-06 and 2026-12-07, pooled (the root mean square of the two pairs' values, in
-# logs). The second pair's rows (book/results/repeat/) carried the first pair's values; its estimate is taken from
-# those rows judged without them. Chapters not listed get the overall value.
-RUN_TO_RUN = {"01_port_to_xpu": 0.004, "02_torch_compile": 0.013, "03_ipex_bf16_int8": 0.093,
-              "04_hardware_integration": 0.141, "05_deploy_after_ipex": 0.076}
-RUN_TO_RUN_ALL = 0.077
+# The run-to-run spread beyond a run's own intervals (95% half-width) per chapter, on CPU: `vitlab compare-runs
+# --rounds-only`'s calibration of three pairs of quick runs of chapters 01-05, each pair back to back, reference
+# stack: two on a 2-core AMD EPYC Zen 4 (AVX512; 2026-12-06 and 2026-12-07), one on a 2-core AMD EPYC Zen 5 (AVX512;
+# 2026-12-07, its first run on a fresh machine), pooled (the root mean square of the three pairs' values, in logs).
+# The second and third pairs' rows are in book/results/repeat/ (the first pair's were not kept). Chapters not listed
+# get the overall value.
+RUN_TO_RUN = {"01_port_to_xpu": 0.015, "02_torch_compile": 0.011, "03_ipex_bf16_int8": 0.123,
+              "04_hardware_integration": 0.125, "05_deploy_after_ipex": 0.115}
+RUN_TO_RUN_ALL = 0.100
 
 
 def run_to_run_for(notebook: str | None, device_type: str) -> float | None:
