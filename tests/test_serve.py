@@ -161,7 +161,7 @@ def test_a_control_launch_of_the_baseline_layout_widens_every_serving_interval_b
                  "throughput": 32_000 / ms, "spread": 0.04, "reason": "eager fp32",
                  "round_medians_ms": [ms * j for j in jitter]} for pid in pids]
     serve.record(rec, lines(10.0, (1,)), 1, 2, ("fp32",), (32,), baseline=True)
-    serve.record(rec, lines(17.0, (1, 2)), 2, 1, ("fp32",), (32,), baseline=False)  # 2 x 32/17 ms: 1.18x
+    serve.record(rec, lines(15.0, (1, 2)), 2, 1, ("fp32",), (32,), baseline=False)  # 2 x 32/15 ms: 1.33x
     steady = {f.row["variant"]: f for f in findings(rec.rows)}["serve fp32 2x1"]
     assert steady.verdict == "faster" and steady.control is None
     control = serve.record(rec, lines(13.0, (1,)), 1, 2, ("fp32",), (32,), baseline=False, control=True)

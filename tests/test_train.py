@@ -125,7 +125,9 @@ def test_the_backward_probes_get_every_gradient_in_a_process_without_ipex():
     assert done.stdout.strip().splitlines()[-1] == str(["ran; 4 of 4 parameters got a gradient"] * 3)
 
 
-def test_compile_skipped_skips_a_second_compile_in_a_process_where_one_failed():
+def test_compile_skipped_skips_a_second_compile_in_a_process_where_one_failed(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "intel_extension_for_pytorch", sys)  # this process imported IPEX
     earlier = [{"model": "vit-32px", "variant": "torch.compile", "failed": "TypeError: expected Tensor()"},
                {"model": "vit-32px", "variant": "fp32", "median_ms": 1.0}]
     (reason,) = train.compile_skipped("vit-b16", ("vit-b16",), "quick", failed_here=earlier).values()
@@ -133,6 +135,9 @@ def test_compile_skipped_skips_a_second_compile_in_a_process_where_one_failed():
     compiled = [{**earlier[0], "failed": None, "median_ms": 1.0}]  # the earlier compile ran: try this one too
     assert train.compile_skipped("vit-b16", ("vit-b16",), "quick", failed_here=compiled) == {}
     assert train.compile_skipped("vit-b16", ("vit-b16",), "quick", failed_here=None) == {}
+    monkeypatch.delitem(sys.modules, "intel_extension_for_pytorch")  # a failure without IPEX: try again
+    assert train.compile_skipped("vit-b16", ("vit-b16",), "quick", failed_here=earlier) == {}
+    monkeypatch.setitem(sys.modules, "intel_extension_for_pytorch", sys)
     # a model the preset does not compile keeps the preset's reason
     assert "preset compiles" in train.compile_skipped("swin-t", ("vit-b16",), "quick", failed_here=earlier)[
         "torch.compile"]

@@ -379,12 +379,12 @@ def compare_steps(rec, name: str, trained_model: nn.Module, make_step, images, l
 
 def compile_skipped(name: str, compiled, preset: str, failed_here: list[dict] | None = None) -> dict[str, str]:
     """compare_steps' `skipped` for a model a preset does not compile: {} where `name` is in `compiled`, else the
-    torch.compile variant with the reason its row says. `failed_here`: this process's earlier step rows, where it
-    imported IPEX: once a compiled step failed among them, the next model's is not compiled again in this process
-    (the cause, IPEX's layer_norm without an autograd formula, is the process's, not the model's; a cold compile
-    that fails costs half a minute at 224 px on 2 cores); the fresh process of section 7 compiles it instead."""
+    torch.compile variant with the reason its row says. `failed_here`: this process's earlier step rows; where this
+    process imported IPEX and a compiled step failed among them, the next model's is not compiled again here (the
+    cause, IPEX's layer_norm without an autograd formula, is the process's, not the model's; a cold compile that
+    fails costs half a minute at 224 px on 2 cores): the fresh process of section 7 compiles ViT-B/16 instead."""
     failed = [r for r in failed_here or [] if r.get("variant") == "torch.compile" and status_of(r) == "failed"]
-    if name in compiled and failed:
+    if name in compiled and failed and "intel_extension_for_pytorch" in sys.modules:
         return {"torch.compile": f"a compiled step already failed in this process ({failed[0]['model']}, IPEX "
                                  "imported: section 7); the fresh process below compiles ViT-B/16 instead"}
     if name in compiled:
