@@ -81,6 +81,12 @@ def status() -> str:
     return _load()[1]
 
 
+def imported() -> bool:
+    """True when this process has imported intel_extension_for_pytorch (here or elsewhere), without importing it:
+    its kernels then replace some of PyTorch's for the rest of the process."""
+    return "intel_extension_for_pytorch" in sys.modules
+
+
 def available() -> bool:
     """True when IPEX imported cleanly."""
     return load() is not None

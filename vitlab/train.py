@@ -15,6 +15,7 @@ from vitlab.data import Data, classification_data
 from vitlab.contract.paths import cache_dir
 from vitlab.contract.rows import status_of
 from vitlab.device import synchronize
+from vitlab.ipex import imported as ipex_imported
 from vitlab.models import build
 
 # How the digits models of the porting chapter are trained (and re-trained on demand): vit-32px and
@@ -158,7 +159,7 @@ def trained(name: str = "vit-32px", dataset: str = "digits", device="cpu", recip
     if path.exists() and _saved_metadata(path) == {"recipe": _recipe_key(recipe), "torch": torch.__version__}:
         model = build(name)
         load_model(model, str(path))  # safetensors holds tensors only: nothing to unpickle
-    elif "intel_extension_for_pytorch" in sys.modules:
+    elif ipex_imported():
         # Importing IPEX swaps in its own CPU LayerNorm kernel (fp32 results move in the 7th digit), so
         # weights trained here would depend on the caller's imports: train in a fresh interpreter instead.
         subprocess.run([sys.executable, "-m", "vitlab.workers.train", name, dataset, _recipe_key(recipe), str(device)],
@@ -384,7 +385,7 @@ def compile_skipped(name: str, compiled, preset: str, failed_here: list[dict] | 
     cause, IPEX's layer_norm without an autograd formula, is the process's, not the model's; a cold compile that
     fails costs half a minute at 224 px on 2 cores): the fresh process of section 7 compiles ViT-B/16 instead."""
     failed = [r for r in failed_here or [] if r.get("variant") == "torch.compile" and status_of(r) == "failed"]
-    if name in compiled and failed and "intel_extension_for_pytorch" in sys.modules:
+    if name in compiled and failed and ipex_imported():
         return {"torch.compile": f"a compiled step already failed in this process ({failed[0]['model']}, IPEX "
                                  "imported: section 7); the fresh process below compiles ViT-B/16 instead"}
     if name in compiled:
