@@ -336,7 +336,7 @@ def test_a_re_timed_baseline_is_tallied_apart_from_the_comparisons(tmp_path):
     said = repeat.summary(matched, [matched[0][0].row])
     assert said["compared"] == 1 and said["tally"] == {"same": 1}  # compile vs eager: same verdict twice
     assert said["controls"] == {"compared": 1, "same": 0, "drifted": 1}
-    assert any(line.startswith("and 1 re-timed baselines") for line in repeat.lines(matched, said))
+    assert any(line.startswith("The 1 re-timed baselines (controls") for line in repeat.lines(matched, said))
     folder = layout.rows_dir("reference", tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "repeatability.json").write_text(json.dumps(said))

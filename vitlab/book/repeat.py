@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from vitlab.contract.findings import DRIFTED, Finding, findings, row_id, t_quantile
-from vitlab.book.report import agreement
+from vitlab.book.report import agreement, controls_said
 from vitlab.contract.rows import latest_runs
 from vitlab.contract.store import load_file
 
@@ -141,11 +141,8 @@ def lines(matched: list[tuple[Finding, Finding]], said: dict) -> list[str]:
                f"({said['changed']} changed, {said.get('neither_a_call', 0)} of them between within noise and "
                f"inconclusive); interval half-width {width(said['half_width_median'])} at the median, "
                f"{width(said['half_width_p90'])} at the 90th percentile")
-    checks = said.get("controls")
-    if checks and checks["compared"]:
-        out.append(f"and {checks['compared']} re-timed baselines (controls, the machine's own drift, not "
-                   f"comparisons): {checks['same']} said the same in both runs, {checks['drifted']} drifted in one "
-                   "run or both")
+    if controls_said(said):
+        out.append(controls_said(said).strip())
     for name, found in (said.get("calibration") or {}).items():
         out.append(f"{name}: the two ratios lay further apart than their intervals allow in {found['beyond']} of "
                    f"{found['compared']} comparisons (about 1 in 20 expected); run-to-run spread beyond the "
