@@ -1,5 +1,6 @@
 """The pipeline on a small book of its own: papermill runs, failures, rows, the HTML build, a browser."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -56,6 +57,7 @@ def small_book(tmp_path):
     shutil.copytree(ROOT / "requirements", tmp_path / "requirements")
     shutil.copy(ROOT / "book" / "intro.md", tmp_path / "book")
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "book" / "_ext")  # _config.yml's local extension
+    shutil.copytree(ROOT / "book" / "_static", tmp_path / "book" / "_static")  # and its stylesheet
     _notebook(tmp_path / "notebooks" / "01_first.ipynb", "NAME = '01_first'\n" + RECORD, "First chapter")
     _notebook(tmp_path / "notebooks" / "02_broken.ipynb",
               "from vitlab import results\nresults.Recorder('02_broken', 'cpu', 'quick', context['rows'])"
@@ -425,3 +427,11 @@ def test_a_page_loses_papermills_parameters_cell_and_outputs_that_printed_only_w
     page = nbformat.read(path, as_version=4)
     assert "remove-cell" in page.cells[0].metadata["tags"]
     assert [(o.name, o.text) for o in page.cells[1].outputs] == [("stdout", "kept\n"), ("stderr", "\n")]
+
+
+def test_the_findings_box_wraps_long_op_names_instead_of_running_past_its_edge(built_book):
+    # an error line names ATen ops of 60+ characters with no space; book/_static/vitlab.css breaks them anywhere
+    page = (built_book / "book" / "cpu" / "01_port_to_xpu.html").read_text()
+    assert '_static/vitlab.css' in page
+    css = (built_book / "_static" / "vitlab.css").read_text()
+    assert re.search(r"\.admonition p[^{]*\{[^}]*overflow-wrap:\s*anywhere", css)
