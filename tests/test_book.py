@@ -1,7 +1,7 @@
 """The pipeline on a small book of its own: papermill runs, failures, rows, the HTML build, a browser."""
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys

@@ -141,8 +141,9 @@ def lines(matched: list[tuple[Finding, Finding]], said: dict) -> list[str]:
                f"({said['changed']} changed, {said.get('neither_a_call', 0)} of them between within noise and "
                f"inconclusive); interval half-width {width(said['half_width_median'])} at the median, "
                f"{width(said['half_width_p90'])} at the 90th percentile")
-    if controls_said(said):
-        out.append(controls_said(said).strip())
+    controls = controls_said(said)  # the page's sentence; on its own line here
+    if controls:
+        out.append(controls.strip())
     for name, found in (said.get("calibration") or {}).items():
         out.append(f"{name}: the two ratios lay further apart than their intervals allow in {found['beyond']} of "
                    f"{found['compared']} comparisons (about 1 in 20 expected); run-to-run spread beyond the "
