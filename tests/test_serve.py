@@ -32,6 +32,15 @@ def test_one_json_line_per_batch_with_timing_and_spread(tiny, capsys):
         assert line["threads"] == torch.get_num_threads() and line["end"] >= line["start"]
 
 
+def test_a_busy_machine_keeps_stdout_json_and_says_so_on_stderr(tiny, capsys, monkeypatch):
+    from vitlab import timing
+    monkeypatch.setattr(timing.HostLoad, "busy", lambda self: 4.2)  # other programs took 4.2 cores meanwhile
+    lines = serve.main(["--model", "fp32", "--batch", "1", "--iters", "3", "--rounds", "3", "--json"])
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == lines and lines[0]["host_busy"] == 4.2
+    assert err.startswith("note: other programs used 4.20 cores of this machine while fp32 were timed")
+
+
 def test_a_recipe_that_did_not_engage_is_a_skipped_line_without_timing(tiny):
     lines = serve.main(["--model", "ipex-int8", "--batch", "1", "8"])
     assert [(line["batch"], line["skipped"]) for line in lines] == [(1, "IPEX unavailable: test"), (8, "IPEX unavailable: test")]

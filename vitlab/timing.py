@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -285,7 +286,8 @@ def interleaved(candidates: dict[str, Callable[..., Any]], *args: Any, rounds: i
         timing.host_busy = None if busy is None else round(busy, 3)
     if busy is not None and busy > BUSY_CORES:
         print(f"note: other programs used {busy:.2f} cores of this machine while {', '.join(names)} were timed; "
-              "these comparisons are left undecided: close them and run it again")
+              "these comparisons are left undecided: close them and run it again", file=sys.stderr)
+        # stderr: a diagnostic, kept out of stdout, which a serving worker's --json gives to its JSON lines only
     return found
 
 
